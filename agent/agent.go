@@ -1,0 +1,136 @@
+// Package agent is the lead agent: the run loop (model → tool calls →
+// results → model), thread state persisted after every step, the middleware
+// chain, the system prompt, events, and the run manager that allows one
+// active run per thread.
+//
+// It never imports bus or channels: it emits events and the router turns
+// them into chat messages.
+package agent
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/deerflow/deerflow/llm"
+	"github.com/deerflow/deerflow/store"
+	"github.com/deerflow/deerflow/tools"
+)
+
+// ModelRef is one configured model the agent may use.
+type ModelRef struct {
+	Name        string // what users pick with /models NAME
+	ID          string // the provider's model id
+	Description string
+	Model       llm.Model
+	MaxTokens   int
+	Temperature *float32
+}
+
+// Options configures an Agent. Zero fields take the documented defaults.
+type Options struct {
+	Store  *store.Store    // required
+	Models []ModelRef      // required; the first is the default
+	Tools  *tools.Registry // nil: no tools
+	// Middlewares wrap model and tool calls, outermost first. Nil means
+	// DefaultChain().
+	Middlewares []Middleware
+	Prompt      *Prompt       // nil: DefaultPrompt("DeerFlow")
+	MaxTurns    int           // model calls per run; 0 → 100
+	ToolTimeout time.Duration // per tool call; 0 → 10 minutes
+	// ToolContext, when set, prepares the context of a run's tool calls
+	// (for example to attach the thread's sandbox). It is called once per
+	// run, before the first tool call.
+	ToolContext func(ctx context.Context, in *Input) (context.Context, error)
+	Logger      *slog.Logger // nil: slog.Default()
+	Now         func() time.Time
+}
+
+// Agent runs conversations. It is safe for concurrent use; runs of
+// different threads proceed in parallel, runs of one thread never overlap.
+type Agent struct {
+	opts   Options
+	chain  chain
+	prompt *Prompt
+	log    *slog.Logger
+
+	mu     sync.Mutex
+	active map[string]*activeRun // thread id → its running run
+}
+
+// ErrThreadBusy is returned when a thread already has an active run.
+var ErrThreadBusy = errors.New("agent: thread already has an active run")
+
+// ErrStopped is the cancellation cause of a run stopped by a user.
+var ErrStopped = errors.New("agent: run stopped")
+
+// New returns an Agent.
+func New(opts Options) (*Agent, error) {
+	if opts.Store == nil {
+		return nil, errors.New("agent: no store")
+	}
+	if len(opts.Models) == 0 {
+		return nil, errors.New("agent: no model configured")
+	}
+	if opts.Tools == nil {
+		opts.Tools = tools.NewRegistry()
+	}
+	if opts.Middlewares == nil {
+		opts.Middlewares = DefaultChain()
+	}
+	if opts.MaxTurns <= 0 {
+		opts.MaxTurns = 100
+	}
+	if opts.ToolTimeout <= 0 {
+		opts.ToolTimeout = 10 * time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	p := opts.Prompt
+	if p == nil {
+		p = DefaultPrompt("DeerFlow")
+	}
+	return &Agent{
+		opts:   opts,
+		chain:  compose(opts.Middlewares),
+		prompt: p,
+		log:    opts.Logger,
+		active: make(map[string]*activeRun),
+	}, nil
+}
+
+// Models returns the configured models, the default first.
+func (a *Agent) Models() []ModelRef { return a.opts.Models }
+
+// Tools returns the lead agent's tool registry.
+func (a *Agent) Tools() *tools.Registry { return a.opts.Tools }
+
+// Model returns the model called name, or the default when name is empty or
+// unknown; ok reports whether name itself was found.
+func (a *Agent) Model(name string) (ref ModelRef, ok bool) {
+	for _, m := range a.opts.Models {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return a.opts.Models[0], name == ""
+}
+
+// Input is one user turn.
+type Input struct {
+	ThreadID string
+	ChatKey  string // channel:chat[:topic]
+	UserID   string // channel:user
+	Text     string
+	// Model is the model name to use; empty means the thread's choice or
+	// the default.
+	Model string
+	// RunID is assigned when empty.
+	RunID string
+}

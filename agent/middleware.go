@@ -1,0 +1,92 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/deerflow/deerflow/llm"
+)
+
+// ModelNext performs (the rest of) a model call.
+type ModelNext func(ctx context.Context, req *llm.Request) (*llm.Response, error)
+
+// ToolNext performs (the rest of) a tool call.
+type ToolNext func(ctx context.Context, call llm.ToolCall) ToolResult
+
+// ToolResult is what the model will read about a tool call.
+type ToolResult struct {
+	Content string
+	IsError bool
+	Err     error // the underlying error, for logs; never sent as is
+}
+
+// Middleware wraps model calls, tool calls, or both. A nil field passes
+// through. Wrappers never rewrite stored history: history edits (repairs,
+// summaries) are explicit, persisted steps of the run loop.
+type Middleware struct {
+	Name      string
+	WrapModel func(ctx context.Context, req *llm.Request, next ModelNext) (*llm.Response, error)
+	WrapTool  func(ctx context.Context, call llm.ToolCall, next ToolNext) ToolResult
+}
+
+// DefaultChain is the lead agent's middleware chain, outermost first. This
+// is the one place its order is written down:
+//
+//  1. tool errors: any tool failure or panic becomes a tool result the
+//     model can read and react to; the run never fails because of a tool.
+//  2. model retry: a stream cut mid-answer is retried (the streamed text is
+//     reset first); request-level retries (429, 5xx, connection errors,
+//     Retry-After) happen inside the llm client.
+//
+// Dangling tool-call repair is not a wrapper: it edits history, so it runs
+// as an explicit, persisted step at the start of every run (dangling.go).
+func DefaultChain() []Middleware {
+	return []Middleware{
+		ToolErrors(),
+		ModelRetry(2),
+	}
+}
+
+// chain is a composed middleware list.
+type chain struct {
+	model []func(context.Context, *llm.Request, ModelNext) (*llm.Response, error)
+	tool  []func(context.Context, llm.ToolCall, ToolNext) ToolResult
+}
+
+func compose(mws []Middleware) chain {
+	var c chain
+	for _, m := range mws {
+		if m.WrapModel != nil {
+			c.model = append(c.model, m.WrapModel)
+		}
+		if m.WrapTool != nil {
+			c.tool = append(c.tool, m.WrapTool)
+		}
+	}
+	return c
+}
+
+// callModel runs req through the model wrappers, outermost first, ending at
+// last.
+func (c chain) callModel(ctx context.Context, req *llm.Request, last ModelNext) (*llm.Response, error) {
+	next := last
+	for i := len(c.model) - 1; i >= 0; i-- {
+		wrap, inner := c.model[i], next
+		next = func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+			return wrap(ctx, req, inner)
+		}
+	}
+	return next(ctx, req)
+}
+
+// callTool runs call through the tool wrappers, outermost first, ending at
+// last.
+func (c chain) callTool(ctx context.Context, call llm.ToolCall, last ToolNext) ToolResult {
+	next := last
+	for i := len(c.tool) - 1; i >= 0; i-- {
+		wrap, inner := c.tool[i], next
+		next = func(ctx context.Context, call llm.ToolCall) ToolResult {
+			return wrap(ctx, call, inner)
+		}
+	}
+	return next(ctx, call)
+}

@@ -1,0 +1,108 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/deerflow/deerflow/llm"
+	"github.com/deerflow/deerflow/store"
+	"github.com/deerflow/deerflow/tools"
+)
+
+// maxToolResult caps what any one tool result adds to the conversation.
+// Tools cap their own output more tightly; this is the backstop.
+const maxToolResult = 100_000
+
+// runTools runs calls concurrently and returns one result message per call,
+// in call order. Events from the tools are passed on from this goroutine.
+func (r *run) runTools(ctx context.Context, calls []llm.ToolCall) []*store.Message {
+	type done struct {
+		i   int
+		res ToolResult
+		dur time.Duration
+	}
+	evs := make(chan Event, 16)
+	fin := make(chan done, len(calls))
+	closed := make(chan struct{})
+	defer close(closed)
+
+	acts := make([]*ToolActivity, len(calls))
+	for i, call := range calls {
+		acts[i] = &ToolActivity{CallID: call.ID, Name: call.Name, Summary: summarize(call)}
+		r.emit(Event{Kind: EventToolStart, Tool: acts[i]})
+	}
+	for i, call := range calls {
+		env := &tools.Env{
+			ThreadID: r.in.ThreadID, RunID: r.in.RunID, ChatKey: r.in.ChatKey, UserID: r.in.UserID, CallID: call.ID,
+			Emit: func(e tools.Event) {
+				select {
+				case evs <- Event{Kind: EventTool, Custom: &e, Tool: acts[i]}:
+				case <-closed:
+				}
+			},
+		}
+		go func() {
+			start := time.Now()
+			tctx, cancel := context.WithTimeout(tools.WithEnv(ctx, env), r.a.opts.ToolTimeout)
+			defer cancel()
+			res := r.a.chain.callTool(tctx, call, r.callTool)
+			fin <- done{i: i, res: res, dur: time.Since(start)}
+		}()
+	}
+
+	out := make([]*store.Message, len(calls))
+	for n := 0; n < len(calls); {
+		select {
+		case ev := <-evs:
+			r.emit(ev)
+		case d := <-fin:
+			n++
+			call := calls[d.i]
+			if d.res.Err != nil {
+				r.a.log.Warn("tool failed", "run", r.in.RunID, "tool", call.Name, "err", d.res.Err)
+			}
+			content := d.res.Content
+			if content == "" {
+				content = "(no output)"
+			}
+			out[d.i] = &store.Message{
+				Role: "tool", ToolCallID: call.ID, Name: call.Name, Content: content,
+				RunID: r.in.RunID, Time: r.a.opts.Now(),
+			}
+			act := *acts[d.i]
+			act.Result, act.IsError, act.Duration = clip(content, 200), d.res.IsError, d.dur
+			r.emit(Event{Kind: EventToolEnd, Tool: &act})
+		}
+	}
+	for {
+		select {
+		case ev := <-evs:
+			r.emit(ev)
+		default:
+			return out
+		}
+	}
+}
+
+// callTool is the innermost ToolNext: it calls the registry.
+func (r *run) callTool(ctx context.Context, call llm.ToolCall) ToolResult {
+	out, err := r.a.opts.Tools.Call(ctx, call.Name, json.RawMessage(call.Arguments))
+	if len(out) > maxToolResult {
+		out = out[:maxToolResult] + fmt.Sprintf("\n\n[output truncated: %d of %d characters shown]", maxToolResult, len(out))
+	}
+	return ToolResult{Content: out, Err: err}
+}
+
+// summarize is a short, human-readable line for a tool call: its
+// description argument when it has one, else its arguments, shortened.
+func summarize(call llm.ToolCall) string {
+	var args map[string]any
+	if json.Unmarshal([]byte(call.Arguments), &args) == nil {
+		if d, ok := args["description"].(string); ok && d != "" {
+			return clip(d, 120)
+		}
+	}
+	return clip(call.Arguments, 120)
+}

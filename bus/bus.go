@@ -1,0 +1,248 @@
+// Package bus carries messages between chat channels and the agent. Channels
+// Publish Inbound messages; the router resolves each conversation
+// (channel:chat[:topic]) to an agent thread, handles commands, queues text
+// per conversation (one run at a time, in order) and turns the agent's
+// events into Outbound messages that it hands to the channel's Sender.
+//
+// It imports agent, store and llm; never channels.
+package bus
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/store"
+)
+
+// Inbound is one message from a person.
+type Inbound struct {
+	Channel   string // "telegram", "slack", "lark", "console"
+	ChatID    string
+	Topic     string // a thread or topic inside the chat; "" for the chat itself
+	UserID    string // the platform's user id
+	UserName  string
+	MessageID string // the platform's id of this message
+	Text      string
+	Time      time.Time
+}
+
+// ChatKey is the conversation's key: channel:chat[:topic].
+func (in *Inbound) ChatKey() string {
+	return ChatKey(in.Channel, in.ChatID, in.Topic)
+}
+
+// ChatKey builds a conversation key.
+func ChatKey(channel, chat, topic string) string {
+	k := channel + ":" + chat
+	if topic != "" {
+		k += ":" + topic
+	}
+	return k
+}
+
+// OutKind says what an Outbound asks the channel to do.
+type OutKind int
+
+const (
+	// OutMessage sends a new message with Text (Markdown).
+	OutMessage OutKind = iota
+	// OutEdit replaces the text of the message EditID with Text.
+	OutEdit
+	// OutDelta appends Text to the answer being streamed (channels that
+	// implement DeltaStreamer only).
+	OutDelta
+	// OutActivity is one line of tool activity (channels that implement
+	// DeltaStreamer only; others see activity through edits).
+	OutActivity
+)
+
+// Outbound is one thing to show in a conversation.
+type Outbound struct {
+	Kind    OutKind
+	Channel string
+	ChatID  string
+	Topic   string
+	ReplyTo string // platform id of the message this answers, when known
+	EditID  string // OutEdit: the message to edit
+	Text    string
+	// Final marks the last version of an answer (OutMessage or OutEdit):
+	// channels render it fully (Markdown, splitting) where earlier
+	// versions may be shown plainly.
+	Final bool
+	// Failed marks text that reports a failure (an error sentence, a
+	// stopped run), for channels that style it.
+	Failed bool
+}
+
+// Sender delivers Outbound messages for one channel. Send returns the
+// platform id of the message it created or edited ("" when there is none).
+type Sender interface {
+	Name() string
+	Send(ctx context.Context, out *Outbound) (id string, err error)
+}
+
+// DeltaStreamer is implemented by senders that show an answer as it arrives
+// (the terminal): they get OutDelta and OutActivity instead of edits.
+type DeltaStreamer interface {
+	StreamsDeltas() bool
+}
+
+// EditThrottler is implemented by senders that want edits of a streamed
+// answer no more often than the returned interval for that chat.
+type EditThrottler interface {
+	EditInterval(chatID string) time.Duration
+}
+
+// Options configures a Bus.
+type Options struct {
+	Store     *store.Store // required
+	Agent     *agent.Agent // required
+	MaxQueued int          // waiting messages per conversation; 0 → 20
+	Logger    *slog.Logger // nil: slog.Default()
+	Version   string       // shown by /status
+	Now       func() time.Time
+}
+
+// Bus is the router between channels and the agent.
+type Bus struct {
+	opts    Options
+	log     *slog.Logger
+	started time.Time
+
+	mu      sync.Mutex
+	senders map[string]Sender
+	convs   map[string]*conv
+	closed  bool
+	idle    *sync.Cond // signalled when a conversation's worker exits
+	workers int
+}
+
+// New returns a Bus.
+func New(opts Options) (*Bus, error) {
+	if opts.Store == nil || opts.Agent == nil {
+		return nil, errors.New("bus: store and agent are required")
+	}
+	if opts.MaxQueued <= 0 {
+		opts.MaxQueued = 20
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	b := &Bus{
+		opts:    opts,
+		log:     opts.Logger,
+		started: opts.Now(),
+		senders: make(map[string]Sender),
+		convs:   make(map[string]*conv),
+	}
+	b.idle = sync.NewCond(&b.mu)
+	return b, nil
+}
+
+// Register adds the sender for its channel.
+func (b *Bus) Register(s Sender) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.senders[s.Name()] = s
+}
+
+func (b *Bus) sender(channel string) (Sender, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.senders[channel]
+	return s, ok
+}
+
+// ErrClosed is returned by Publish after Close.
+var ErrClosed = errors.New("bus: closed")
+
+// Publish hands a person's message to the router. Commands are answered at
+// once; other text joins its conversation's queue and Publish returns
+// without waiting for the answer. An error means the message was not
+// accepted (the channel should not acknowledge it).
+func (b *Bus) Publish(ctx context.Context, in *Inbound) error {
+	in.Text = strings.TrimSpace(in.Text)
+	if in.Text == "" {
+		return nil
+	}
+	if in.Time.IsZero() {
+		in.Time = b.opts.Now()
+	}
+	if name, args, ok := parseCommand(in.Text); ok {
+		return b.command(ctx, in, name, args)
+	}
+	return b.enqueue(ctx, in)
+}
+
+// reply sends a plain message into in's conversation.
+func (b *Bus) reply(ctx context.Context, in *Inbound, text string) error {
+	_, err := b.send(ctx, in.ChatKey(), &Outbound{
+		Kind: OutMessage, Channel: in.Channel, ChatID: in.ChatID, Topic: in.Topic,
+		ReplyTo: in.MessageID, Text: text, Final: true,
+	})
+	return err
+}
+
+// send delivers out and records the id of what was sent against the
+// conversation, so a reply to it continues that conversation.
+func (b *Bus) send(ctx context.Context, chatKey string, out *Outbound) (string, error) {
+	s, ok := b.sender(out.Channel)
+	if !ok {
+		return "", errors.New("bus: no sender for channel " + out.Channel)
+	}
+	id, err := s.Send(ctx, out)
+	if err != nil {
+		b.log.Warn("send failed", "channel", out.Channel, "chat", out.ChatID, "kind", out.Kind, "err", err)
+		return "", err
+	}
+	if id != "" && out.Kind == OutMessage {
+		if err := b.opts.Store.Batch(func(tx *store.Tx) error {
+			return tx.PutBotMessage(out.Channel, out.ChatID, id, chatKey)
+		}); err != nil {
+			b.log.Error("recording sent message", "channel", out.Channel, "err", err)
+		}
+	}
+	return id, nil
+}
+
+// WaitIdle blocks until no conversation has queued or running work, or ctx
+// is done.
+func (b *Bus) WaitIdle(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		b.mu.Lock()
+		b.idle.Broadcast()
+		b.mu.Unlock()
+	})
+	defer stop()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.workers > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b.idle.Wait()
+	}
+	return nil
+}
+
+// Close stops accepting messages, cancels running turns with cause, and
+// waits for them to record their state (or ctx to end). Queued messages
+// that never ran are dropped.
+func (b *Bus) Close(ctx context.Context, cause error) {
+	b.mu.Lock()
+	b.closed = true
+	for _, c := range b.convs {
+		c.queue = nil
+	}
+	b.mu.Unlock()
+	b.opts.Agent.StopAll(ctx, cause)
+	b.WaitIdle(ctx)
+}

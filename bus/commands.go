@@ -1,0 +1,199 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/deerflow/deerflow/store"
+)
+
+// commandWord matches a command name: a slash, then a word. Text like
+// "/usr/bin/env" is not a command.
+var commandWord = regexp.MustCompile(`^/[A-Za-z][A-Za-z0-9_-]*$`)
+
+// Commands lists the chat commands and what they do, in help order.
+var Commands = []struct{ Name, Help string }{
+	{"new", "start a new conversation"},
+	{"status", "show this conversation's thread, model and what is running"},
+	{"stop", "stop the current reply (and drop waiting messages)"},
+	{"models", "list models; /models NAME switches this conversation"},
+	{"memory", "show what I remember about you"},
+	{"help", "show this list"},
+}
+
+// parseCommand splits "/name args" when text is a known command. Unknown
+// slash words are commands too (answered with help); paths are not.
+func parseCommand(text string) (name, args string, ok bool) {
+	if !strings.HasPrefix(text, "/") {
+		return "", "", false
+	}
+	word, rest, _ := strings.Cut(text, " ")
+	if nl := strings.IndexByte(word, '\n'); nl >= 0 {
+		word, rest = word[:nl], word[nl+1:]+" "+rest
+	}
+	if !commandWord.MatchString(word) {
+		return "", "", false
+	}
+	return strings.ToLower(word[1:]), strings.TrimSpace(rest), true
+}
+
+func (b *Bus) command(ctx context.Context, in *Inbound, name, args string) error {
+	switch name {
+	case "new":
+		return b.cmdNew(ctx, in)
+	case "status":
+		return b.cmdStatus(ctx, in)
+	case "stop":
+		return b.cmdStop(ctx, in)
+	case "models":
+		return b.cmdModels(ctx, in, args)
+	case "memory":
+		return b.reply(ctx, in, "Long-term memory is not switched on in this build yet, so I remember nothing between conversations.")
+	case "help", "start":
+		return b.reply(ctx, in, helpText())
+	}
+	return b.reply(ctx, in, fmt.Sprintf("Unknown command /%s.\n\n%s", name, helpText()))
+}
+
+func helpText() string {
+	var sb strings.Builder
+	sb.WriteString("Send me a message and I'll work on it. Commands:\n")
+	for _, c := range Commands {
+		fmt.Fprintf(&sb, "/%s — %s\n", c.Name, c.Help)
+	}
+	return strings.TrimRight(sb.String(), "\n")
+}
+
+func (b *Bus) cmdNew(ctx context.Context, in *Inbound) error {
+	key := in.ChatKey()
+	var id string
+	err := b.opts.Store.Update(func(tx *store.Tx) error {
+		var err error
+		id, err = b.newThreadTx(tx, key)
+		return err
+	})
+	if err != nil {
+		b.log.Error("creating thread", "chat", key, "err", err)
+		return b.reply(ctx, in, "I couldn't start a new conversation; please try again.")
+	}
+	b.mu.Lock()
+	b.convLocked(key).threadID = id
+	b.mu.Unlock()
+	return b.reply(ctx, in, "Started a new conversation. What would you like to do?")
+}
+
+func (b *Bus) cmdStop(ctx context.Context, in *Inbound) error {
+	b.mu.Lock()
+	c := b.convLocked(in.ChatKey())
+	dropped := len(c.queue)
+	c.queue = nil
+	var threadID string
+	if c.running != nil {
+		threadID = c.running.threadID
+	}
+	b.mu.Unlock()
+	stopped := threadID != "" && b.opts.Agent.Stop(threadID)
+	switch {
+	case !stopped && dropped == 0:
+		return b.reply(ctx, in, "Nothing is running in this conversation.")
+	case dropped > 0:
+		// The stopped run reports "Stopped." itself.
+		return b.reply(ctx, in, fmt.Sprintf("Dropped %d waiting message(s).", dropped))
+	}
+	return nil
+}
+
+func (b *Bus) cmdStatus(ctx context.Context, in *Inbound) error {
+	key := in.ChatKey()
+	threadID, err := b.threadFor(key)
+	if err != nil {
+		return b.reply(ctx, in, "I couldn't read this conversation's state; please try again.")
+	}
+	t, err := b.opts.Store.Thread(threadID)
+	if err != nil {
+		t = &store.Thread{ID: threadID}
+	}
+	var count int
+	b.opts.Store.View(func(tx *store.Tx) error {
+		count, err = tx.MessageCount(threadID)
+		return err
+	})
+	model, _ := b.opts.Agent.Model(t.Model)
+	b.mu.Lock()
+	c := b.convLocked(key)
+	queued, busy := len(c.queue), c.running != nil
+	b.mu.Unlock()
+
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Thread: %s", t.ID)
+	if t.Title != "" {
+		fmt.Fprintf(&sb, " — %s", t.Title)
+	}
+	fmt.Fprintf(&sb, "\nMessages: %d\nModel: %s (%s)\n", count, model.Name, model.ID)
+	switch r, ok := b.opts.Agent.Active(threadID); {
+	case ok:
+		fmt.Fprintf(&sb, "Run: working for %s\n", b.opts.Now().Sub(r.Started).Round(time.Second))
+	case busy:
+		sb.WriteString("Run: working\n")
+	default:
+		sb.WriteString("Run: idle\n")
+	}
+	fmt.Fprintf(&sb, "Queued: %d\nUptime: %s", queued, b.opts.Now().Sub(b.started).Round(time.Second))
+	if b.opts.Version != "" {
+		fmt.Fprintf(&sb, "\nVersion: %s", b.opts.Version)
+	}
+	return b.reply(ctx, in, sb.String())
+}
+
+func (b *Bus) cmdModels(ctx context.Context, in *Inbound, args string) error {
+	threadID, err := b.threadFor(in.ChatKey())
+	if err != nil {
+		return b.reply(ctx, in, "I couldn't read this conversation's state; please try again.")
+	}
+	var current string
+	if t, err := b.opts.Store.Thread(threadID); err == nil {
+		current = t.Model
+	}
+	cur, _ := b.opts.Agent.Model(current)
+	models := b.opts.Agent.Models()
+	if args == "" {
+		var sb strings.Builder
+		sb.WriteString("Models:\n")
+		for _, m := range models {
+			fmt.Fprintf(&sb, "• %s — %s", m.Name, m.ID)
+			if m.Description != "" {
+				fmt.Fprintf(&sb, ": %s", m.Description)
+			}
+			if m.Name == cur.Name {
+				sb.WriteString(" (current)")
+			}
+			sb.WriteString("\n")
+		}
+		sb.WriteString("Use /models NAME to switch this conversation.")
+		return b.reply(ctx, in, sb.String())
+	}
+	ref, ok := b.opts.Agent.Model(args)
+	if !ok {
+		names := make([]string, len(models))
+		for i, m := range models {
+			names[i] = m.Name
+		}
+		return b.reply(ctx, in, fmt.Sprintf("There is no model called %q. Available: %s.", args, strings.Join(names, ", ")))
+	}
+	err = b.opts.Store.Update(func(tx *store.Tx) error {
+		t, err := tx.Thread(threadID)
+		if err != nil {
+			return err
+		}
+		t.Model = ref.Name
+		return tx.PutThread(t)
+	})
+	if err != nil {
+		b.log.Error("switching model", "thread", threadID, "err", err)
+		return b.reply(ctx, in, "I couldn't switch the model; please try again.")
+	}
+	return b.reply(ctx, in, fmt.Sprintf("This conversation now uses %s (%s). It applies from your next message.", ref.Name, ref.ID))
+}

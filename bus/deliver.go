@@ -1,0 +1,234 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/deerflow/deerflow/agent"
+)
+
+// defaultEditInterval spaces the edits of a streamed answer for channels
+// that do not say otherwise.
+const defaultEditInterval = time.Second
+
+// maxActivityLines is how many recent tool lines an edited progress message
+// shows.
+const maxActivityLines = 5
+
+// delivery turns one run's events into Outbound messages for its
+// conversation. Channels that stream deltas get them as they come; the
+// others get one message, edited at most once per interval (latest state
+// wins, the agent is never blocked by a slow platform), then a final edit.
+type delivery struct {
+	b      *Bus
+	in     *Inbound
+	key    string
+	stream bool
+	every  time.Duration
+
+	streamed bool // DeltaStreamer: text was written since the last final
+
+	mu     sync.Mutex
+	text   strings.Builder // the current step's answer text
+	acts   []string
+	dirty  bool
+	msgID  string
+	kick   chan struct{} // never closed; nil for DeltaStreamers
+	stop   chan struct{} // closed to end the edit loop
+	ticker sync.WaitGroup
+}
+
+func newDelivery(b *Bus, in *Inbound) *delivery {
+	d := &delivery{b: b, in: in, key: in.ChatKey(), every: defaultEditInterval}
+	s, ok := b.sender(in.Channel)
+	if ok {
+		if ds, ok := s.(DeltaStreamer); ok && ds.StreamsDeltas() {
+			d.stream = true
+		}
+		if et, ok := s.(EditThrottler); ok {
+			d.every = et.EditInterval(in.ChatID)
+		}
+	}
+	if !d.stream {
+		d.kick = make(chan struct{}, 1)
+		d.stop = make(chan struct{})
+		d.ticker.Add(1)
+		go d.editLoop(d.kick, d.stop)
+	}
+	return d
+}
+
+func (d *delivery) out(kind OutKind, text string) *Outbound {
+	return &Outbound{Kind: kind, Channel: d.in.Channel, ChatID: d.in.ChatID, Topic: d.in.Topic, ReplyTo: d.in.MessageID, Text: text}
+}
+
+// handle takes one event from the run.
+func (d *delivery) handle(ctx context.Context, ev agent.Event) {
+	switch ev.Kind {
+	case agent.EventTextDelta:
+		if d.stream {
+			d.streamed = true
+			d.b.send(ctx, d.key, d.out(OutDelta, ev.Text))
+			return
+		}
+		d.update(func() { d.text.WriteString(ev.Text) })
+	case agent.EventTextReset:
+		if d.stream {
+			d.b.send(ctx, d.key, d.out(OutActivity, "(the answer was cut off; retrying)"))
+			return
+		}
+		d.update(func() { d.text.Reset() })
+	case agent.EventToolStart:
+		line := ev.Tool.Name
+		if ev.Tool.Summary != "" {
+			line += ": " + ev.Tool.Summary
+		}
+		if d.stream {
+			d.b.send(ctx, d.key, d.out(OutActivity, line))
+			return
+		}
+		d.update(func() {
+			// Text streamed before a tool round was the model thinking
+			// aloud; the activity lines replace it.
+			d.text.Reset()
+			d.acts = append(d.acts, "› "+line)
+			if len(d.acts) > maxActivityLines {
+				d.acts = d.acts[len(d.acts)-maxActivityLines:]
+			}
+		})
+	case agent.EventToolEnd:
+		if ev.Tool.IsError && d.stream {
+			d.b.send(ctx, d.key, d.out(OutActivity, ev.Tool.Name+" failed: "+firstLine(ev.Tool.Result)))
+		}
+	case agent.EventAnswer:
+		d.final(ctx, ev.Text, false)
+	case agent.EventError:
+		d.final(ctx, ev.Text, true)
+	case agent.EventStopped:
+		text := "Stopped."
+		if !errors.Is(ev.Err, agent.ErrStopped) {
+			text = "I had to stop in the middle of this (the service is restarting); please send your message again."
+		}
+		d.final(ctx, text, true)
+	}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// update changes the pending progress state and asks the edit loop to show
+// it.
+func (d *delivery) update(f func()) {
+	d.mu.Lock()
+	f()
+	d.dirty = true
+	d.mu.Unlock()
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (d *delivery) render() string {
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(d.text.String()))
+	if len(d.acts) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(strings.Join(d.acts, "\n"))
+	}
+	return b.String()
+}
+
+// editLoop shows the progress state: a first message as soon as there is
+// something to show, then edits spaced by d.every. It returns at once when
+// stop closes: the final answer replaces whatever it would have shown.
+func (d *delivery) editLoop(kick, stop <-chan struct{}) {
+	defer d.ticker.Done()
+	ctx := context.Background()
+	var last time.Time
+	for {
+		select {
+		case <-kick:
+		case <-stop:
+			return
+		}
+		if wait := d.every - time.Since(last); !last.IsZero() && wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-stop:
+				t.Stop()
+				return
+			}
+		}
+		d.mu.Lock()
+		text, id, dirty := d.render(), d.msgID, d.dirty
+		d.dirty = false
+		d.mu.Unlock()
+		if !dirty || text == "" {
+			continue
+		}
+		last = time.Now()
+		if id == "" {
+			id, err := d.b.send(ctx, d.key, d.out(OutMessage, text))
+			if err == nil {
+				d.mu.Lock()
+				d.msgID = id
+				d.mu.Unlock()
+			}
+			continue
+		}
+		o := d.out(OutEdit, text)
+		o.EditID = id
+		d.b.send(ctx, d.key, o)
+	}
+}
+
+// final delivers the answer (or failure sentence) that ends the run.
+func (d *delivery) final(ctx context.Context, text string, failed bool) {
+	if d.stream {
+		o := d.out(OutMessage, text)
+		if d.streamed && !failed {
+			o.Kind = OutDelta // the text is already on screen; just end it
+			o.Text = ""
+		}
+		o.Final, o.Failed = true, failed
+		d.streamed = false
+		d.b.send(ctx, d.key, o)
+		return
+	}
+	d.stopEdits()
+	d.mu.Lock()
+	id := d.msgID
+	if failed && id != "" && strings.TrimSpace(d.text.String()) != "" {
+		text = strings.TrimSpace(d.text.String()) + "\n\n" + text
+	}
+	d.mu.Unlock()
+	if id != "" {
+		o := d.out(OutEdit, text)
+		o.EditID, o.Final, o.Failed = id, true, failed
+		if _, err := d.b.send(ctx, d.key, o); err == nil {
+			return
+		}
+	}
+	o := d.out(OutMessage, text)
+	o.Final, o.Failed = true, failed
+	d.b.send(ctx, d.key, o)
+}
+
+func (d *delivery) stopEdits() {
+	if d.stop != nil {
+		close(d.stop)
+		d.stop = nil
+		d.ticker.Wait()
+	}
+}
+
+func (d *delivery) close() { d.stopEdits() }

@@ -1,0 +1,152 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/store"
+)
+
+// conv is one conversation's routing state: its current thread, the run in
+// progress and the messages waiting for it. Guarded by Bus.mu.
+type conv struct {
+	key      string
+	threadID string // "" until resolved from the store
+	running  *item
+	queue    []*item
+}
+
+// item is one queued message, bound to the thread that was current when it
+// arrived (a /new after it does not move it).
+type item struct {
+	in       *Inbound
+	threadID string
+}
+
+// conv returns the conversation for key, creating its routing state.
+// Callers hold b.mu.
+func (b *Bus) convLocked(key string) *conv {
+	c, ok := b.convs[key]
+	if !ok {
+		c = &conv{key: key}
+		b.convs[key] = c
+	}
+	return c
+}
+
+// threadFor returns the conversation's current thread, creating one on
+// first use.
+func (b *Bus) threadFor(key string) (string, error) {
+	b.mu.Lock()
+	c := b.convLocked(key)
+	id := c.threadID
+	b.mu.Unlock()
+	if id != "" {
+		return id, nil
+	}
+	err := b.opts.Store.Update(func(tx *store.Tx) error {
+		var err error
+		id, err = tx.ChatThread(key)
+		if errors.Is(err, store.ErrNotFound) {
+			id, err = b.newThreadTx(tx, key)
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	b.mu.Lock()
+	if c.threadID == "" {
+		c.threadID = id
+	}
+	id = c.threadID
+	b.mu.Unlock()
+	return id, nil
+}
+
+func (b *Bus) newThreadTx(tx *store.Tx, key string) (string, error) {
+	now := b.opts.Now()
+	t := &store.Thread{ID: agent.NewID("th_"), ChatKey: key, Created: now, Updated: now}
+	if err := tx.PutThread(t); err != nil {
+		return "", err
+	}
+	return t.ID, tx.SetChatThread(key, t.ID)
+}
+
+// enqueue adds in to its conversation's queue and makes sure a worker runs
+// it.
+func (b *Bus) enqueue(ctx context.Context, in *Inbound) error {
+	key := in.ChatKey()
+	threadID, err := b.threadFor(key)
+	if err != nil {
+		b.log.Error("resolving thread", "chat", key, "err", err)
+		b.reply(ctx, in, "I couldn't open this conversation's history; please try again.")
+		return err
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return ErrClosed
+	}
+	c := b.convLocked(key)
+	if len(c.queue) >= b.opts.MaxQueued {
+		n := len(c.queue)
+		b.mu.Unlock()
+		return b.reply(ctx, in, fmt.Sprintf("I already have %d messages waiting in this conversation, so I didn't take this one. Send it again once I've caught up, or /stop to cancel the current work.", n))
+	}
+	c.queue = append(c.queue, &item{in: in, threadID: threadID})
+	start := c.running == nil && len(c.queue) == 1
+	ahead := len(c.queue)
+	if start {
+		c.running = c.queue[0]
+		c.queue = c.queue[1:]
+		b.workers++
+	}
+	b.mu.Unlock()
+	if start {
+		go b.work(c)
+		return nil
+	}
+	return b.reply(ctx, in, fmt.Sprintf("Queued: I'll answer this when I'm done with the current message (%d waiting).", ahead))
+}
+
+// work runs the conversation's queue until it is empty.
+func (b *Bus) work(c *conv) {
+	for {
+		b.mu.Lock()
+		it := c.running
+		b.mu.Unlock()
+
+		b.runItem(it)
+
+		b.mu.Lock()
+		if len(c.queue) == 0 || b.closed {
+			c.running = nil
+			b.workers--
+			b.idle.Broadcast()
+			b.mu.Unlock()
+			return
+		}
+		c.running = c.queue[0]
+		c.queue = c.queue[1:]
+		b.mu.Unlock()
+	}
+}
+
+// runItem runs one message through the agent and delivers what it says.
+func (b *Bus) runItem(it *item) {
+	ctx := context.Background()
+	in := it.in
+	d := newDelivery(b, in)
+	defer d.close()
+	for ev := range b.opts.Agent.Run(ctx, agent.Input{
+		ThreadID: it.threadID,
+		ChatKey:  in.ChatKey(),
+		UserID:   in.Channel + ":" + in.UserID,
+		Text:     in.Text,
+	}) {
+		d.handle(ctx, ev)
+	}
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/deerflow/deerflow/config"
+)
+
+// check prints what serve and chat would start with cfg (already
+// validated). It changes nothing on disk. Secrets are never printed.
+func check(cfg *config.Config, used string, stdout io.Writer) int {
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	src := used
+	if src == "" {
+		src = "built-in defaults and the environment (no config.yaml found)"
+	}
+	fmt.Fprintf(w, "config\t%s: valid\n", src)
+	db := cfg.DBPath()
+	if _, err := os.Stat(db); err == nil {
+		fmt.Fprintf(w, "store\t%s\n", db)
+	} else {
+		fmt.Fprintf(w, "store\t%s (will be created)\n", db)
+	}
+	for i, m := range cfg.Models {
+		role := ""
+		if i == 0 {
+			role = " (default)"
+		}
+		key := "api key set"
+		if m.APIKey == "" {
+			key = "no api key"
+			if u, err := url.Parse(m.BaseURL); err == nil && u.Host == "api.openai.com" {
+				key = "no api key: set OPENAI_API_KEY or models[" + fmt.Sprint(i) + "].api_key"
+			}
+		}
+		fmt.Fprintf(w, "model\t%s%s: %s at %s, %s\n", m.Name, role, m.Model, m.BaseURL, key)
+	}
+	for _, c := range []struct {
+		name    string
+		enabled bool
+	}{
+		{"telegram", cfg.Channels.Telegram.Enabled},
+		{"slack", cfg.Channels.Slack.Enabled},
+		{"lark", cfg.Channels.Lark.Enabled},
+	} {
+		state := "disabled"
+		if c.enabled {
+			state = "enabled, but this build has no " + c.name + " channel yet"
+		}
+		fmt.Fprintf(w, "channel\t%s: %s\n", c.name, state)
+	}
+	fmt.Fprintf(w, "channel\tconsole: available through `deerflow chat`\n")
+	fmt.Fprintf(w, "agent\t%s, up to %d model calls per message, %d messages queued per conversation\n",
+		cfg.Agent.Name, cfg.Agent.MaxTurns, cfg.Router.MaxQueued)
+	if names := buildTools(cfg).Names(); len(names) > 0 {
+		fmt.Fprintf(w, "tools\t%s\n", strings.Join(names, ", "))
+	} else {
+		fmt.Fprintf(w, "tools\tnone in this build yet\n")
+	}
+	w.Flush()
+	return 0
+}

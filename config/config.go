@@ -1,0 +1,202 @@
+// Package config holds deerflow's configuration: the types, Load (YAML with
+// $VAR / ${VAR} expansion and defaults) and Validate.
+//
+// It imports no package of ours. The keys are a contract with operators and
+// outside tools (see config.yaml.example): add keys freely, never rename.
+package config
+
+import "path/filepath"
+
+// Config is the whole configuration file.
+type Config struct {
+	DataDir   string         `yaml:"data_dir"`
+	Log       Log            `yaml:"log"`
+	HTTP      HTTP           `yaml:"http"`
+	Models    []Model        `yaml:"models"`
+	Agent     Agent          `yaml:"agent"`
+	Router    Router         `yaml:"router"`
+	Channels  Channels       `yaml:"channels"`
+	Sandbox   Sandbox        `yaml:"sandbox"`
+	Subagents Subagents      `yaml:"subagents"`
+	Memory    Memory         `yaml:"memory"`
+	Skills    Skills         `yaml:"skills"`
+	SkillEvo  SkillEvolution `yaml:"skill_evolution"`
+	Tools     Tools          `yaml:"tools"`
+	MCP       MCP            `yaml:"mcp"`
+	Console   Console        `yaml:"console"`
+
+	src *source // where it was read from; nil for a Config built in code
+}
+
+// Model returns the model called name.
+func (c *Config) Model(name string) (Model, bool) {
+	for _, m := range c.Models {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
+// DefaultModel returns the first model, or the zero Model if there is none
+// (Validate rejects that).
+func (c *Config) DefaultModel() Model {
+	if len(c.Models) == 0 {
+		return Model{}
+	}
+	return c.Models[0]
+}
+
+// DBPath is the bbolt file under DataDir.
+func (c *Config) DBPath() string { return filepath.Join(c.DataDir, "deerflow.db") }
+
+// Log configures log/slog output.
+type Log struct {
+	Level  string `yaml:"level"`  // debug | info | warn | error
+	Format string `yaml:"format"` // text | json
+}
+
+// HTTP configures the operator endpoints.
+type HTTP struct {
+	Listen string `yaml:"listen"` // e.g. 127.0.0.1:9090; empty disables
+}
+
+// Model is one OpenAI-compatible chat model. The first entry is the default.
+type Model struct {
+	Name           string   `yaml:"name"`            // what users pick with /models NAME
+	Model          string   `yaml:"model"`           // the provider's model id
+	BaseURL        string   `yaml:"base_url"`        // OpenAI-compatible endpoint, ending before /chat/completions
+	APIKey         string   `yaml:"api_key"`         // sent as a Bearer token; never logged
+	Description    string   `yaml:"description"`     // shown by /models
+	MaxTokens      int      `yaml:"max_tokens"`      // 0: provider default
+	Temperature    *float32 `yaml:"temperature"`     // unset: provider default
+	ContextWindow  int      `yaml:"context_window"`  // tokens; 0: unknown
+	TimeoutSeconds int      `yaml:"timeout_seconds"` // per request (whole stream); default 600
+	MaxRetries     int      `yaml:"max_retries"`     // retries on 408/409/425/429/5xx/connection errors; absent: 3, 0 or negative: none
+	// SendReasoning echoes stored reasoning_content back to the provider in
+	// later requests. Some providers require it, others reject it.
+	SendReasoning bool `yaml:"send_reasoning"`
+}
+
+// Agent configures the lead agent.
+type Agent struct {
+	Name               string `yaml:"name"`                 // how the agent introduces itself; default "DeerFlow"
+	MaxTurns           int    `yaml:"max_turns"`            // model calls per run; default 100
+	ToolTimeoutSeconds int    `yaml:"tool_timeout_seconds"` // per tool call; default 600
+	Soul               string `yaml:"soul"`                 // extra persona text added to the system prompt
+}
+
+// Router configures per-conversation queuing.
+type Router struct {
+	MaxQueued int `yaml:"max_queued"` // messages waiting per conversation while a run is active; default 20
+}
+
+// Channels holds each chat platform's settings.
+type Channels struct {
+	Telegram Telegram `yaml:"telegram"`
+	Slack    Slack    `yaml:"slack"`
+	Lark     Lark     `yaml:"lark"`
+}
+
+// Telegram configures the Telegram bot channel.
+type Telegram struct {
+	Enabled      bool     `yaml:"enabled"`
+	BotToken     string   `yaml:"bot_token"`
+	APIURL       string   `yaml:"api_url"`
+	AllowedUsers []string `yaml:"allowed_users"`
+}
+
+// Slack configures the Slack Socket Mode channel.
+type Slack struct {
+	Enabled      bool     `yaml:"enabled"`
+	BotToken     string   `yaml:"bot_token"`
+	AppToken     string   `yaml:"app_token"`
+	APIURL       string   `yaml:"api_url"`
+	AllowedUsers []string `yaml:"allowed_users"`
+}
+
+// Lark configures the Feishu/Lark channel.
+type Lark struct {
+	Enabled      bool     `yaml:"enabled"`
+	AppID        string   `yaml:"app_id"`
+	AppSecret    string   `yaml:"app_secret"`
+	Domain       string   `yaml:"domain"`
+	AllowedUsers []string `yaml:"allowed_users"`
+}
+
+// Console configures the terminal channel used by `deerflow chat`.
+type Console struct {
+	User string `yaml:"user"` // user id recorded for terminal messages; default $USER
+}
+
+// Sandbox configures where tools run.
+type Sandbox struct {
+	Network            bool    `yaml:"network"` // bash may use the network; default true (only when the key is absent)
+	AllowHostBash      bool    `yaml:"allow_host_bash"`
+	Mounts             []Mount `yaml:"mounts"`
+	BashTimeoutSeconds int     `yaml:"bash_timeout_seconds"` // default 600
+	MaxUploadMB        int     `yaml:"max_upload_mb"`        // default 50
+}
+
+// Mount exposes a host directory to the sandbox.
+type Mount struct {
+	HostPath string `yaml:"host_path"`
+	Path     string `yaml:"path"` // virtual path, absolute, e.g. /mnt/data
+	ReadOnly bool   `yaml:"read_only"`
+}
+
+// Subagents configures task delegation.
+type Subagents struct {
+	MaxPerResponse int `yaml:"max_per_response"`
+	MaxPerRun      int `yaml:"max_per_run"`
+	MaxRunning     int `yaml:"max_running"`
+	TimeoutSeconds int `yaml:"timeout_seconds"`
+}
+
+// Memory configures long-term memory.
+type Memory struct {
+	Enabled         bool   `yaml:"enabled"` // default true (only when the key is absent)
+	Scope           string `yaml:"scope"`   // user | chat
+	DebounceSeconds int    `yaml:"debounce_seconds"`
+}
+
+// Skills configures SKILL.md loading.
+type Skills struct {
+	Path string `yaml:"path"`
+}
+
+// SkillEvolution configures agent-authored skills.
+type SkillEvolution struct {
+	Enabled bool `yaml:"enabled"`
+}
+
+// Tools configures built-in tools.
+type Tools struct {
+	WebFetch  WebFetch  `yaml:"web_fetch"`
+	WebSearch WebSearch `yaml:"web_search"`
+}
+
+// WebFetch configures web_fetch.
+type WebFetch struct {
+	AllowPrivateAddresses bool `yaml:"allow_private_addresses"`
+}
+
+// WebSearch configures web_search.
+type WebSearch struct {
+	Provider string `yaml:"provider"` // tavily | brave | searxng
+}
+
+// MCP configures Model Context Protocol servers.
+type MCP struct {
+	Servers []MCPServer `yaml:"servers"`
+}
+
+// MCPServer is one MCP server: stdio (Command) or streamable HTTP (URL).
+type MCPServer struct {
+	Name    string            `yaml:"name"`
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"`
+	URL     string            `yaml:"url"`
+	Headers map[string]string `yaml:"headers"`
+}

@@ -1,0 +1,64 @@
+package config
+
+import (
+	"maps"
+	"net/url"
+	"slices"
+)
+
+// Redacted returns a copy safe to print (deerflow check): tokens, keys and
+// secrets that are set become "***" (unset ones stay "", so a missing secret
+// still shows), MCP env and header values become "***", and passwords in
+// URLs are masked. The receiver is not modified.
+func (c *Config) Redacted() *Config {
+	r := *c
+	r.Models = slices.Clone(c.Models)
+	for i := range r.Models {
+		m := &r.Models[i]
+		m.APIKey = mask(m.APIKey)
+		m.BaseURL = maskURL(m.BaseURL)
+	}
+	r.Channels.Telegram.BotToken = mask(c.Channels.Telegram.BotToken)
+	r.Channels.Telegram.APIURL = maskURL(c.Channels.Telegram.APIURL)
+	r.Channels.Slack.BotToken = mask(c.Channels.Slack.BotToken)
+	r.Channels.Slack.AppToken = mask(c.Channels.Slack.AppToken)
+	r.Channels.Lark.AppSecret = mask(c.Channels.Lark.AppSecret)
+	r.MCP.Servers = slices.Clone(c.MCP.Servers)
+	for i := range r.MCP.Servers {
+		s := &r.MCP.Servers[i]
+		s.Env = maskValues(s.Env)
+		s.Headers = maskValues(s.Headers)
+		s.URL = maskURL(s.URL)
+	}
+	return &r
+}
+
+func mask(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "***"
+}
+
+func maskValues(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := maps.Clone(m)
+	for k, v := range out {
+		out[k] = mask(v)
+	}
+	return out
+}
+
+// maskURL hides a password in a URL's user info (https://user:pass@host).
+func maskURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, ok := u.User.Password(); !ok {
+		u.User = url.User("***")
+	}
+	return u.Redacted()
+}

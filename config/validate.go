@@ -1,0 +1,227 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// Validate checks the whole configuration and returns every problem at
+// once (an errors.Join of *Error), each naming its key and, when the config
+// came from a file, the line. Messages never echo a secret's value.
+func (c *Config) Validate() error {
+	v := &validator{c: c}
+	v.basics()
+	v.models()
+	v.channels()
+	v.sandbox()
+	v.limits()
+	v.mcp()
+	return errors.Join(v.errs...)
+}
+
+type validator struct {
+	c    *Config
+	errs []error
+}
+
+func (v *validator) fail(key, format string, args ...any) {
+	e := &Error{Line: v.c.line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+	if v.c.src != nil {
+		e.File = v.c.src.file
+	}
+	v.errs = append(v.errs, e)
+}
+
+func (v *validator) required(key, value string) {
+	if strings.TrimSpace(value) == "" {
+		v.fail(key, "required")
+	}
+}
+
+func (v *validator) oneOf(key, value string, allowed ...string) {
+	for _, a := range allowed {
+		if value == a {
+			return
+		}
+	}
+	quoted := make([]string, len(allowed))
+	for i, a := range allowed {
+		quoted[i] = strconv.Quote(a)
+	}
+	v.fail(key, "must be %s", orList(quoted))
+}
+
+func (v *validator) httpURL(key, value string) {
+	u, err := url.Parse(value)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.fail(key, "must be an http(s) URL") // never echoed: it may hold credentials
+	}
+}
+
+func (v *validator) between(key string, n, lo, hi int) {
+	if n < lo || n > hi {
+		v.fail(key, "must be between %d and %d, got %d", lo, hi, n)
+	}
+}
+
+func (v *validator) nonNegative(key string, n int) {
+	if n < 0 {
+		v.fail(key, "must not be negative, got %d", n)
+	}
+}
+
+func (v *validator) basics() {
+	c := v.c
+	v.required("data_dir", c.DataDir)
+	v.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
+	v.oneOf("log.format", c.Log.Format, "text", "json")
+	if c.HTTP.Listen != "" {
+		_, port, err := net.SplitHostPort(c.HTTP.Listen)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+			v.fail("http.listen", "must be host:port, e.g. 127.0.0.1:9090")
+		}
+	}
+	v.required("agent.name", c.Agent.Name)
+	v.between("agent.max_turns", c.Agent.MaxTurns, 1, 1000)
+	v.nonNegative("agent.tool_timeout_seconds", c.Agent.ToolTimeoutSeconds)
+	v.between("router.max_queued", c.Router.MaxQueued, 1, 10000)
+	v.required("console.user", c.Console.User)
+	v.oneOf("memory.scope", c.Memory.Scope, "user", "chat")
+	v.nonNegative("memory.debounce_seconds", c.Memory.DebounceSeconds)
+	v.required("skills.path", c.Skills.Path)
+	v.oneOf("tools.web_search.provider", c.Tools.WebSearch.Provider, "", "tavily", "brave", "searxng")
+}
+
+func (v *validator) models() {
+	if len(v.c.Models) == 0 {
+		v.fail("models", "at least one model is required")
+	}
+	seen := map[string]bool{}
+	for i, m := range v.c.Models {
+		k := index("models", i)
+		v.required(k+".model", m.Model)
+		switch {
+		case m.Name == "":
+			v.fail(k+".name", "required")
+		case seen[m.Name]:
+			v.fail(k+".name", "duplicate model name %q", m.Name)
+		}
+		seen[m.Name] = true
+		v.httpURL(k+".base_url", m.BaseURL)
+		v.nonNegative(k+".max_tokens", m.MaxTokens)
+		v.nonNegative(k+".context_window", m.ContextWindow)
+		v.nonNegative(k+".timeout_seconds", m.TimeoutSeconds)
+		if t := m.Temperature; t != nil && (*t < 0 || *t > 2) {
+			v.fail(k+".temperature", "must be between 0 and 2")
+		}
+	}
+}
+
+func (v *validator) channels() {
+	tg, sl, lk := v.c.Channels.Telegram, v.c.Channels.Slack, v.c.Channels.Lark
+	v.httpURL("channels.telegram.api_url", tg.APIURL)
+	v.httpURL("channels.slack.api_url", sl.APIURL)
+	v.httpURL("channels.lark.domain", lk.Domain)
+	if tg.Enabled {
+		v.requiredWhen("channels.telegram", "bot_token", tg.BotToken)
+	}
+	if sl.Enabled {
+		v.prefixed("channels.slack", "bot_token", sl.BotToken, "xoxb-")
+		v.prefixed("channels.slack", "app_token", sl.AppToken, "xapp-")
+	}
+	if lk.Enabled {
+		v.requiredWhen("channels.lark", "app_id", lk.AppID)
+		v.requiredWhen("channels.lark", "app_secret", lk.AppSecret)
+	}
+	for _, ch := range []struct {
+		key   string
+		users []string
+	}{{"channels.telegram", tg.AllowedUsers}, {"channels.slack", sl.AllowedUsers}, {"channels.lark", lk.AllowedUsers}} {
+		for i, u := range ch.users {
+			if strings.TrimSpace(u) == "" {
+				v.fail(index(ch.key+".allowed_users", i), "must not be empty")
+			}
+		}
+	}
+}
+
+func (v *validator) requiredWhen(channel, field, value string) bool {
+	if strings.TrimSpace(value) == "" {
+		v.fail(channel+"."+field, "required when %s.enabled is true", channel)
+		return false
+	}
+	return true
+}
+
+func (v *validator) prefixed(channel, field, value, prefix string) {
+	if v.requiredWhen(channel, field, value) && !strings.HasPrefix(value, prefix) {
+		v.fail(channel+"."+field, "must start with %q", prefix)
+	}
+}
+
+// Virtual paths the sandbox itself provides; a mount may not shadow them.
+var reservedPaths = []string{"/mnt/user-data", "/mnt/skills"}
+
+func (v *validator) sandbox() {
+	s := v.c.Sandbox
+	v.nonNegative("sandbox.bash_timeout_seconds", s.BashTimeoutSeconds)
+	v.nonNegative("sandbox.max_upload_mb", s.MaxUploadMB)
+	seen := map[string]bool{}
+	for i, m := range s.Mounts {
+		k := index("sandbox.mounts", i)
+		v.required(k+".host_path", m.HostPath)
+		p := path.Clean(m.Path)
+		switch {
+		case !path.IsAbs(m.Path) || p == "/":
+			v.fail(k+".path", "must be an absolute virtual path such as /mnt/data")
+		case seen[p]:
+			v.fail(k+".path", "duplicate mount path %q", p)
+		}
+		for _, r := range reservedPaths {
+			if p == r || strings.HasPrefix(p, r+"/") || strings.HasPrefix(r, p+"/") {
+				v.fail(k+".path", "overlaps %s, which the sandbox provides", r)
+			}
+		}
+		seen[p] = true
+	}
+}
+
+func (v *validator) limits() {
+	s := v.c.Subagents
+	v.nonNegative("subagents.max_per_response", s.MaxPerResponse)
+	v.nonNegative("subagents.max_per_run", s.MaxPerRun)
+	v.nonNegative("subagents.max_running", s.MaxRunning)
+	v.nonNegative("subagents.timeout_seconds", s.TimeoutSeconds)
+}
+
+func (v *validator) mcp() {
+	seen := map[string]bool{}
+	for i, s := range v.c.MCP.Servers {
+		k := index("mcp.servers", i)
+		switch {
+		case s.Name == "":
+			v.fail(k+".name", "required")
+		case seen[s.Name]:
+			v.fail(k+".name", "duplicate server name %q", s.Name)
+		}
+		seen[s.Name] = true
+		switch {
+		case (s.Command == "") == (s.URL == ""):
+			v.fail(k, "needs exactly one of command (stdio) or url (HTTP)")
+		case s.URL != "":
+			v.httpURL(k+".url", s.URL)
+		}
+	}
+}
+
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}

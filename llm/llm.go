@@ -1,0 +1,105 @@
+// Package llm is the chat-model client: one streaming call to an
+// OpenAI-compatible endpoint, with tool-call assembly, usage, reasoning
+// content, retries and user-facing error classification.
+//
+// It imports no package of ours.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+)
+
+// Role is who wrote a message.
+type Role string
+
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one entry of a conversation as the model sees it.
+type Message struct {
+	Role      Role       `json:"role"`
+	Content   string     `json:"content,omitempty"`
+	Reasoning string     `json:"reasoning,omitempty"` // reasoning_content, when the provider sends it
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID and Name are set on RoleTool messages: the call answered
+	// and the tool's name.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	Name       string `json:"name,omitempty"`
+}
+
+// ToolCall is one function call requested by the model. Arguments is the raw
+// JSON text the model produced; it may be malformed.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolSpec describes a tool offered to the model.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"` // JSON schema of the arguments object
+}
+
+// Request is one model call. Tools travel with every request; they are never
+// bound to a model instance.
+type Request struct {
+	Model       string // provider model id; empty means the client's default
+	Messages    []Message
+	Tools       []ToolSpec
+	MaxTokens   int      // 0: provider default
+	Temperature *float32 // nil: provider default
+}
+
+// Usage is the token accounting of one call.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Response is the assembled result of one call.
+type Response struct {
+	Message      Message // always RoleAssistant
+	FinishReason string  // "stop", "tool_calls", "length", "content_filter", ...
+	Usage        Usage
+}
+
+// Chunk is one piece of a streamed response. Exactly one of the fields is
+// set: a text delta, a reasoning delta, or (last) the assembled Response.
+type Chunk struct {
+	Text      string
+	Reasoning string
+	Done      *Response
+}
+
+// Model streams one chat completion. The sequence ends after a chunk with
+// Done set, or with a non-nil error (an *Error where it could be classified).
+// Stopping the iteration early, or cancelling ctx, closes the stream.
+type Model interface {
+	Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error]
+}
+
+// Collect drains a stream into its Response, calling onText for every text
+// delta (onText may be nil).
+func Collect(seq iter.Seq2[Chunk, error], onText func(string)) (*Response, error) {
+	for c, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		if c.Text != "" && onText != nil {
+			onText(c.Text)
+		}
+		if c.Done != nil {
+			return c.Done, nil
+		}
+	}
+	return nil, &Error{Kind: KindTruncated, Err: errNoDone}
+}

@@ -1,0 +1,153 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/bbolt"
+)
+
+// RunStatus is where a run stands.
+type RunStatus string
+
+const (
+	RunRunning     RunStatus = "running"
+	RunDone        RunStatus = "done"
+	RunError       RunStatus = "error"
+	RunCancelled   RunStatus = "cancelled"
+	RunInterrupted RunStatus = "interrupted" // found running after a restart
+)
+
+// Run is one agent turn on a thread: from a user message to the final
+// answer. Runs left "running" by a crash are found at startup with
+// RunsWithStatus.
+type Run struct {
+	ID               string    `json:"id"`
+	ThreadID         string    `json:"thread_id,omitempty"`
+	ChatKey          string    `json:"chat_key,omitempty"`
+	Model            string    `json:"model,omitempty"`
+	Status           RunStatus `json:"status"`
+	Started          time.Time `json:"started,omitzero"`
+	Ended            time.Time `json:"ended,omitzero"`
+	Error            string    `json:"error,omitempty"`
+	Turns            int       `json:"turns,omitempty"`
+	PromptTokens     int       `json:"prompt_tokens,omitempty"`
+	CompletionTokens int       `json:"completion_tokens,omitempty"`
+	FirstSeq         uint64    `json:"first_seq,omitempty"` // seq of the run's first message
+}
+
+// PutRun creates or replaces a run's record and keeps the status index in
+// step.
+func (tx *Tx) PutRun(r *Run) error {
+	if r.ID == "" {
+		return errors.New("store: put run: empty id")
+	}
+	b, err := tx.bucket(bucketRuns)
+	if err != nil {
+		return err
+	}
+	idx, err := tx.bucket(bucketRunIndex)
+	if err != nil {
+		return err
+	}
+	id := []byte(r.ID)
+	if old := b.Get(id); old != nil {
+		var prev struct {
+			Status RunStatus `json:"status"`
+		}
+		if err := json.Unmarshal(old, &prev); err == nil && prev.Status != r.Status {
+			if err := idx.Delete(runIndexKey(prev.Status, r.ID)); err != nil {
+				return err
+			}
+		}
+	}
+	v, err := encode(r)
+	if err != nil {
+		return fmt.Errorf("store: put run %s: %w", r.ID, err)
+	}
+	if err := b.Put(id, v); err != nil {
+		return err
+	}
+	return idx.Put(runIndexKey(r.Status, r.ID), nil)
+}
+
+// Run returns a run's record, or ErrNotFound.
+func (tx *Tx) Run(id string) (*Run, error) {
+	b, err := tx.bucket(bucketRuns)
+	if err != nil {
+		return nil, err
+	}
+	return getRun(b, id)
+}
+
+// DeleteRun deletes a run's record, if it exists.
+func (tx *Tx) DeleteRun(id string) error {
+	b, err := tx.bucket(bucketRuns)
+	if err != nil {
+		return err
+	}
+	idx, err := tx.bucket(bucketRunIndex)
+	if err != nil {
+		return err
+	}
+	r, err := getRun(b, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := idx.Delete(runIndexKey(r.Status, id)); err != nil {
+		return err
+	}
+	return b.Delete([]byte(id))
+}
+
+// RunsWithStatus returns the runs with status st, in ID order. It reads the
+// status index, not every run.
+func (tx *Tx) RunsWithStatus(st RunStatus) ([]*Run, error) {
+	b, err := tx.bucket(bucketRuns)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := tx.bucket(bucketRunIndex)
+	if err != nil {
+		return nil, err
+	}
+	p := runIndexKey(st, "")
+	var out []*Run
+	c := idx.Cursor()
+	for k, _ := c.Seek(p); k != nil && len(k) >= len(p) && string(k[:len(p)]) == string(p); k, _ = c.Next() {
+		r, err := getRun(b, string(k[len(p):]))
+		if errors.Is(err, ErrNotFound) {
+			continue // cannot happen while PutRun and DeleteRun keep the index
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func getRun(b *bbolt.Bucket, id string) (*Run, error) {
+	v := b.Get([]byte(id))
+	if v == nil {
+		return nil, ErrNotFound
+	}
+	r := new(Run)
+	if err := json.Unmarshal(v, r); err != nil {
+		return nil, fmt.Errorf("store: run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// runIndexKey is status 0x00 runID. Statuses hold no NUL.
+func runIndexKey(st RunStatus, id string) []byte {
+	k := make([]byte, 0, len(st)+1+len(id))
+	k = append(k, st...)
+	k = append(k, 0)
+	return append(k, id...)
+}

@@ -1,0 +1,196 @@
+// Package store is deerflow's persistence: one bbolt file, deerflow.db, in
+// the data directory, with a typed accessor for each bucket (chat → thread
+// map, bot message ids, threads, messages, runs).
+//
+// Reads and writes go through a *Tx inside Store.View, Store.Update or
+// Store.Batch, so a caller can group several accessors in one transaction
+// (for example, append a message and update its run). The one-call helpers on
+// *Store each open their own read transaction: never call them from inside a
+// transaction, since bbolt can deadlock on a nested transaction.
+//
+// Values read out of a transaction are always copies; they stay valid after
+// it ends. Never make a network or model call while a transaction is open.
+//
+// This package imports no other deerflow package.
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"go.etcd.io/bbolt"
+)
+
+// FileName is the name of the database file inside the data directory.
+const FileName = "deerflow.db"
+
+var (
+	// ErrLocked is wrapped by the error Open returns when another process
+	// (or another Store in this one) holds the database file.
+	ErrLocked = errors.New("store: database is locked")
+	// ErrNotFound is returned by lookups of a key that does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrCorrupt is wrapped by the error Open returns when the file is not
+	// a readable deerflow database. The file is left untouched.
+	ErrCorrupt = errors.New("store: not a deerflow database")
+	// ErrTooNew is wrapped by the error Open returns when the file was
+	// written by a newer deerflow with a schema this one does not know.
+	ErrTooNew = errors.New("store: schema version too new")
+)
+
+// Options configures Open. The zero value is ready to use.
+type Options struct {
+	// Timeout is how long Open waits for the file lock held by another
+	// deerflow. 0 means 1 s.
+	Timeout time.Duration
+	// NoSync skips fsync on commit. A crash can then lose or corrupt recent
+	// commits: for tests and benchmarks only.
+	NoSync bool
+}
+
+// Store is an open deerflow database. It is safe for concurrent use.
+type Store struct {
+	db    *bbolt.DB
+	path  string
+	batch batcher
+}
+
+// Tx is one bbolt transaction seen through deerflow's accessors. It is valid
+// only inside the function it was passed to.
+type Tx struct {
+	tx *bbolt.Tx
+}
+
+// Open opens or creates the database at path, creating its directory (0700)
+// and the file (0600) if needed, and brings its schema up to date.
+func Open(path string, o Options) (*Store, error) {
+	return open(path, o, migrations)
+}
+
+func open(path string, o Options, migs []migration) (*Store, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = time.Second
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
+	db, err := openBolt(path, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := guard(path, func() error { return migrate(db, path, migs) }); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// openBolt opens the file with bbolt, mapping its errors (and panics, which
+// bbolt raises on some damaged files) to ours.
+func openBolt(path string, o Options) (*bbolt.DB, error) {
+	var f *os.File
+	var db *bbolt.DB
+	err := guard(path, func() error {
+		var err error
+		db, err = bbolt.Open(path, 0o600, &bbolt.Options{
+			Timeout: o.Timeout,
+			NoSync:  o.NoSync,
+			OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
+				var err error
+				f, err = os.OpenFile(name, flag, mode)
+				return f, err
+			},
+		})
+		return err
+	})
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, bbolt.ErrTimeout):
+		return nil, &openError{msg: "another deerflow is using " + path, kind: ErrLocked, err: err}
+	case errors.Is(err, ErrCorrupt):
+		if f != nil {
+			f.Close() // bbolt panicked with the file open and locked
+		}
+		return nil, err
+	case errors.Is(err, bbolt.ErrInvalid), errors.Is(err, bbolt.ErrChecksum),
+		errors.Is(err, bbolt.ErrVersionMismatch):
+		return nil, corrupt(path, err.Error())
+	default:
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+}
+
+// Close closes the database. Transactions still running block it.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path returns the path the Store was opened with.
+func (s *Store) Path() string { return s.path }
+
+// Update runs fn in one write transaction, committed if fn returns nil.
+func (s *Store) Update(fn func(*Tx) error) error {
+	return s.db.Update(func(tx *bbolt.Tx) error { return fn(&Tx{tx}) })
+}
+
+// View runs fn in a read-only transaction.
+func (s *Store) View(fn func(*Tx) error) error {
+	return s.db.View(func(tx *bbolt.Tx) error { return fn(&Tx{tx}) })
+}
+
+// openError carries an exact message while still matching a sentinel (and
+// the underlying cause) with errors.Is.
+type openError struct {
+	msg  string
+	kind error
+	err  error
+}
+
+func (e *openError) Error() string   { return e.msg }
+func (e *openError) Unwrap() []error { return []error{e.kind, e.err} }
+
+func corrupt(path, why string) error {
+	return &openError{msg: fmt.Sprintf("store: %s is not a deerflow database (%s)", path, why), kind: ErrCorrupt}
+}
+
+// guard runs fn, turning a panic or memory fault (bbolt reading a damaged
+// file) into a corrupt-file error.
+func guard(path string, fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = corrupt(path, fmt.Sprintf("reading it panicked: %v", r))
+		}
+	}()
+	return fn()
+}
+
+// encode marshals v as compact JSON without HTML escaping. The result is a
+// fresh slice: bbolt needs Put values to stay valid until commit.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+// bucket returns a bucket every schema version has; a missing one means the
+// file was damaged behind our back.
+func (tx *Tx) bucket(name []byte) (*bbolt.Bucket, error) {
+	b := tx.tx.Bucket(name)
+	if b == nil {
+		return nil, fmt.Errorf("store: bucket %q missing", name)
+	}
+	return b, nil
+}
