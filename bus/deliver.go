@@ -29,7 +29,8 @@ type delivery struct {
 	stream bool
 	every  time.Duration
 
-	streamed bool // DeltaStreamer: text was written since the last final
+	streamed bool   // DeltaStreamer: text was written since the last final
+	onFinal  func() // called before the final answer is sent
 
 	mu     sync.Mutex
 	text   strings.Builder // the current step's answer text
@@ -193,6 +194,9 @@ func (d *delivery) editLoop(kick, stop <-chan struct{}) {
 
 // final delivers the answer (or failure sentence) that ends the run.
 func (d *delivery) final(ctx context.Context, text string, failed bool) {
+	if d.onFinal != nil {
+		d.onFinal()
+	}
 	if d.stream {
 		o := d.out(OutMessage, text)
 		if d.streamed && !failed {

@@ -16,6 +16,9 @@ type conv struct {
 	threadID string // "" until resolved from the store
 	running  *item
 	queue    []*item
+	// answered: the running item's answer is being delivered; a new
+	// message now is not "waiting behind" anything the user can see.
+	answered bool
 }
 
 // item is one queued message, bound to the thread that was current when it
@@ -98,7 +101,7 @@ func (b *Bus) enqueue(ctx context.Context, in *Inbound) error {
 	}
 	c.queue = append(c.queue, &item{in: in, threadID: threadID})
 	start := c.running == nil && len(c.queue) == 1
-	ahead := len(c.queue)
+	ahead, quiet := len(c.queue), c.answered && len(c.queue) == 1
 	if start {
 		c.running = c.queue[0]
 		c.queue = c.queue[1:]
@@ -107,6 +110,9 @@ func (b *Bus) enqueue(ctx context.Context, in *Inbound) error {
 	b.mu.Unlock()
 	if start {
 		go b.work(c)
+		return nil
+	}
+	if quiet {
 		return nil
 	}
 	return b.reply(ctx, in, fmt.Sprintf("Queued: I'll answer this when I'm done with the current message (%d waiting).", ahead))
@@ -119,11 +125,12 @@ func (b *Bus) work(c *conv) {
 		it := c.running
 		b.mu.Unlock()
 
-		b.runItem(it)
+		b.runItem(c, it)
 
 		b.mu.Lock()
 		if len(c.queue) == 0 || b.closed {
 			c.running = nil
+			c.answered = false
 			b.workers--
 			b.idle.Broadcast()
 			b.mu.Unlock()
@@ -131,16 +138,22 @@ func (b *Bus) work(c *conv) {
 		}
 		c.running = c.queue[0]
 		c.queue = c.queue[1:]
+		c.answered = false
 		b.mu.Unlock()
 	}
 }
 
 // runItem runs one message through the agent and delivers what it says.
-func (b *Bus) runItem(it *item) {
+func (b *Bus) runItem(c *conv, it *item) {
 	ctx := context.Background()
 	in := it.in
 	d := newDelivery(b, in)
 	defer d.close()
+	d.onFinal = func() {
+		b.mu.Lock()
+		c.answered = true
+		b.mu.Unlock()
+	}
 	for ev := range b.opts.Agent.Run(ctx, agent.Input{
 		ThreadID: it.threadID,
 		ChatKey:  in.ChatKey(),

@@ -1,10 +1,12 @@
 package llm
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -33,8 +35,11 @@ func classify(err error, model string) (*Error, bool) {
 		return e, retryStatus(e.Status) && code != "insufficient_quota"
 	}
 	if re, ok := errors.AsType[*openai.RequestError](err); ok {
+		// An error page that is not OpenAI JSON (a proxy's HTML, say):
+		// keep a short excerpt, not the whole page, for the logs.
 		e.Status = re.HTTPStatusCode
 		e.Kind = statusKind(e.Status, "")
+		e.Err = fmt.Errorf("%s: %q", re.HTTPStatus, excerpt(re.Body, 200))
 		return e, retryStatus(e.Status)
 	}
 	e.Kind = KindUnreachable
@@ -69,6 +74,14 @@ func classify(err error, model string) (*Error, bool) {
 	// What is left comes from go-openai's own checks of the request.
 	e.Kind = KindBadRequest
 	return e, false
+}
+
+func excerpt(b []byte, n int) string {
+	b = bytes.TrimSpace(b)
+	if len(b) <= n {
+		return string(b)
+	}
+	return strings.ToValidUTF8(string(b[:n]), "") + "…"
 }
 
 func isJSONError(err error) bool {

@@ -176,13 +176,16 @@ func (k *call) open(ctx context.Context, oreq *openai.ChatCompletionRequest) (*o
 			}
 			st.Close()
 		}
-		e, retry := k.fail(ctx, err, false)
+		retry, e := k.fail(ctx, err)
 		if !retry || attempt >= k.c.maxRetries {
 			return nil, first, e
 		}
 		d := backoff(attempt)
 		if k.hasRetryAfter {
 			d = k.retryAfter
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+			return nil, first, e // waiting would only end in our timeout
 		}
 		k.c.logf("llm: %s: attempt %d failed, retrying in %s: %v", k.model, attempt+1, d.Round(time.Millisecond), e)
 		if err := k.c.sleep(ctx, d); err != nil {
@@ -191,10 +194,11 @@ func (k *call) open(ctx context.Context, oreq *openai.ChatCompletionRequest) (*o
 	}
 }
 
-// fail turns err into what the caller gets and whether to try again.
-func (k *call) fail(ctx context.Context, err error, afterData bool) (error, bool) {
+// fail reports whether sending the request again may clear err, and turns
+// err into what the caller gets.
+func (k *call) fail(ctx context.Context, err error) (retry bool, _ error) {
 	if ctx.Err() != nil {
-		return k.ctxErr(), false
+		return false, k.ctxErr()
 	}
 	e, retry := classify(err, k.model)
 	if k.hasRetryAfter {
@@ -204,7 +208,7 @@ func (k *call) fail(ctx context.Context, err error, afterData bool) (error, bool
 		}
 	}
 	e.Err = scrub(e.Err, k.c.key)
-	return e, retry && !afterData
+	return retry, e
 }
 
 // ctxErr is the error for a done ctx: the caller's own cancellation as is,

@@ -423,3 +423,35 @@ func TestTimeout(t *testing.T) {
 	}
 	s.WaitCancelled(1)
 }
+
+// TestRoundTrip sends an assembled answer back with its tool results, as
+// the agent loop does; the strict fake accepts it.
+func TestRoundTrip(t *testing.T) {
+	s := fakeopenai.New(t)
+	s.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
+		if r.Last().Role == "user" {
+			return fakeopenai.Turn{Reasoning: "two lookups", ToolCalls: []fakeopenai.ToolCall{
+				{Name: "lookup", Arguments: `{"q":"a"}`}, {Name: "lookup", Arguments: `{"q":"b"}`},
+			}}
+		}
+		return fakeopenai.Turn{Text: "both done"}
+	})
+	c, _ := newClient(t, s, Options{SendReasoning: true})
+	req := &Request{Messages: []Message{{Role: RoleUser, Content: "look up a and b"}}, Tools: []ToolSpec{{Name: "lookup"}}}
+	resp, err := Collect(c.Stream(context.Background(), req), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Messages = append(req.Messages, resp.Message)
+	for _, tc := range resp.Message.ToolCalls {
+		req.Messages = append(req.Messages, Message{Role: RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: "found " + tc.Arguments})
+	}
+	resp, err = Collect(c.Stream(context.Background(), req), nil)
+	if err != nil || resp.Message.Content != "both done" {
+		t.Fatalf("%v %+v", err, resp)
+	}
+	sent := s.Requests()[1].Messages
+	if len(sent) != 4 || sent[1].Reasoning != "two lookups" || sent[3].Content != `found {"q":"b"}` {
+		t.Errorf("second request %+v", sent)
+	}
+}

@@ -27,35 +27,7 @@ func (c *Client) convert(req *Request, model string) (openai.ChatCompletionReque
 		return o, fmt.Errorf("no model configured")
 	}
 	for i := range req.Messages {
-		m := &req.Messages[i]
-		om := openai.ChatCompletionMessage{Role: string(m.Role), Content: m.Content}
-		switch m.Role {
-		case RoleTool:
-			om.ToolCallID = m.ToolCallID
-			if om.Content == "" {
-				om.Content = noOutput
-			}
-		case RoleAssistant:
-			if c.sendReasoning {
-				om.ReasoningContent = m.Reasoning
-			}
-			if len(m.ToolCalls) > 0 {
-				om.ToolCalls = make([]openai.ToolCall, len(m.ToolCalls))
-				for j, tc := range m.ToolCalls {
-					args := tc.Arguments
-					if args == "" {
-						args = "{}" // go-openai omits empty arguments; the API requires them
-					}
-					// Index stays nil: it only belongs in response chunks.
-					om.ToolCalls[j] = openai.ToolCall{
-						ID:       tc.ID,
-						Type:     openai.ToolTypeFunction,
-						Function: openai.FunctionCall{Name: tc.Name, Arguments: args},
-					}
-				}
-			}
-		}
-		o.Messages[i] = om
+		o.Messages[i] = c.message(&req.Messages[i])
 	}
 	if len(req.Tools) > 0 {
 		o.Tools = make([]openai.Tool, len(req.Tools))
@@ -86,6 +58,38 @@ func (c *Client) convert(req *Request, model string) (openai.ChatCompletionReque
 		}
 	}
 	return o, nil
+}
+
+func (c *Client) message(m *Message) openai.ChatCompletionMessage {
+	om := openai.ChatCompletionMessage{Role: string(m.Role), Content: m.Content}
+	switch m.Role {
+	case RoleTool:
+		om.ToolCallID = m.ToolCallID
+		if om.Content == "" {
+			om.Content = noOutput
+		}
+	case RoleAssistant:
+		if c.sendReasoning {
+			om.ReasoningContent = m.Reasoning
+		}
+		if len(m.ToolCalls) == 0 {
+			break
+		}
+		om.ToolCalls = make([]openai.ToolCall, len(m.ToolCalls))
+		for j, tc := range m.ToolCalls {
+			args := tc.Arguments
+			if args == "" {
+				args = "{}" // go-openai omits empty arguments; the API requires them
+			}
+			// Index stays nil: it only belongs in response chunks.
+			om.ToolCalls[j] = openai.ToolCall{
+				ID:       tc.ID,
+				Type:     openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: tc.Name, Arguments: args},
+			}
+		}
+	}
+	return om
 }
 
 // reasoningModel reports the OpenAI model families that take

@@ -22,53 +22,20 @@ const (
 // read yields the deltas of st, starting with the already received ev,
 // and finally the assembled Response.
 func (k *call) read(ctx context.Context, st *openai.ChatCompletionStream, ev openai.ChatCompletionStreamResponse, yield func(Chunk, error) bool) {
-	var (
-		text, reasoning strings.Builder
-		tools           toolAcc
-		finish          string
-		usage           Usage
-	)
+	var a answer
 	for {
-		if u := ev.Usage; u != nil {
-			usage = Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+		more, err := a.add(&ev, yield)
+		if err != nil {
+			yield(Chunk{}, &Error{Kind: KindBadOutput, Model: k.model, Err: err})
+			return
 		}
-		for i := range ev.Choices {
-			ch := &ev.Choices[i]
-			if ch.Index != 0 {
-				continue
-			}
-			d := &ch.Delta
-			if d.ReasoningContent != "" {
-				reasoning.WriteString(d.ReasoningContent)
-				if !yield(Chunk{Reasoning: d.ReasoningContent}, nil) {
-					return
-				}
-			}
-			// A refusal is what the model says instead of an answer.
-			for _, s := range [2]string{d.Content, d.Refusal} {
-				if s == "" {
-					continue
-				}
-				text.WriteString(s)
-				if !yield(Chunk{Text: s}, nil) {
-					return
-				}
-			}
-			for j := range d.ToolCalls {
-				if err := tools.add(&d.ToolCalls[j]); err != nil {
-					yield(Chunk{}, &Error{Kind: KindBadOutput, Model: k.model, Err: err})
-					return
-				}
-			}
-			if ch.FinishReason != "" {
-				finish = string(ch.FinishReason)
-			}
+		if !more {
+			return
 		}
 		if ctx.Err() != nil {
 			yield(Chunk{}, k.ctxErr())
 			return
 		}
-		var err error
 		ev, err = st.Recv()
 		if err == io.EOF {
 			break
@@ -78,7 +45,7 @@ func (k *call) read(ctx context.Context, st *openai.ChatCompletionStream, ev ope
 			return
 		}
 	}
-	if finish == "" {
+	if a.finish == "" {
 		// go-openai reports a cut connection and [DONE] alike as io.EOF;
 		// only a finish_reason tells a complete answer.
 		yield(Chunk{}, &Error{Kind: KindTruncated, Model: k.model, Err: errors.New("stream ended without a finish_reason")})
@@ -87,19 +54,67 @@ func (k *call) read(ctx context.Context, st *openai.ChatCompletionStream, ev ope
 	yield(Chunk{Done: &Response{
 		Message: Message{
 			Role:      RoleAssistant,
-			Content:   text.String(),
-			Reasoning: reasoning.String(),
-			ToolCalls: tools.result(),
+			Content:   a.text.String(),
+			Reasoning: a.reasoning.String(),
+			ToolCalls: a.tools.result(),
 		},
-		FinishReason: finish,
-		Usage:        usage,
+		FinishReason: a.finish,
+		Usage:        a.usage,
 	}}, nil)
+}
+
+// answer accumulates a streamed response.
+type answer struct {
+	text, reasoning strings.Builder
+	tools           toolAcc
+	finish          string
+	usage           Usage
+}
+
+// add takes in one event, yielding its text and reasoning deltas. It
+// reports false when the consumer stopped.
+func (a *answer) add(ev *openai.ChatCompletionStreamResponse, yield func(Chunk, error) bool) (bool, error) {
+	if u := ev.Usage; u != nil {
+		a.usage = Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	}
+	for i := range ev.Choices {
+		ch := &ev.Choices[i]
+		if ch.Index != 0 {
+			continue
+		}
+		d := &ch.Delta
+		if d.ReasoningContent != "" {
+			a.reasoning.WriteString(d.ReasoningContent)
+			if !yield(Chunk{Reasoning: d.ReasoningContent}, nil) {
+				return false, nil
+			}
+		}
+		// A refusal is what the model says instead of an answer.
+		for _, s := range [2]string{d.Content, d.Refusal} {
+			if s == "" {
+				continue
+			}
+			a.text.WriteString(s)
+			if !yield(Chunk{Text: s}, nil) {
+				return false, nil
+			}
+		}
+		for j := range d.ToolCalls {
+			if err := a.tools.add(&d.ToolCalls[j]); err != nil {
+				return false, err
+			}
+		}
+		if ch.FinishReason != "" {
+			a.finish = string(ch.FinishReason)
+		}
+	}
+	return true, nil
 }
 
 // midStream classifies a failure after data arrived. A broken connection
 // then means a cut answer, not an unreachable endpoint.
 func (k *call) midStream(ctx context.Context, err error) error {
-	e, _ := k.fail(ctx, err, true)
+	_, e := k.fail(ctx, err)
 	if le, ok := e.(*Error); ok && le.Kind == KindUnreachable && ctx.Err() == nil {
 		le.Kind = KindTruncated
 	}

@@ -52,10 +52,14 @@ func (s *Store) Batch(fn func(*Tx) error) error {
 	b.committing = true
 	b.mu.Unlock()
 
-	if lead || (<-c.done).lead {
-		s.commitPending()
+	var r batchResult
+	if !lead {
+		r = <-c.done
 	}
-	r := <-c.done
+	if lead || r.lead {
+		s.commitPending()
+		r = <-c.done // commitPending included c
+	}
 	if r.solo {
 		return s.Update(fn)
 	}

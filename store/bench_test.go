@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.etcd.io/bbolt"
 )
 
 // benchMessage is a typical assistant reply: a few hundred bytes.
@@ -49,29 +51,44 @@ func BenchmarkAppendMessage(b *testing.B) {
 	}
 }
 
-// BenchmarkAppendMessageBatch appends from many goroutines (one thread
-// each) through Batch, which shares one fsync among them.
-func BenchmarkAppendMessageBatch(b *testing.B) {
-	s := openBench(b, false)
-	var n atomic.Int64
-	b.ReportAllocs()
-	b.SetParallelism(16)
-	b.RunParallel(func(pb *testing.PB) {
-		thread := fmt.Sprintf("thread-%d", n.Add(1))
-		run := &Run{ID: "run-" + thread, ThreadID: thread, Status: RunRunning}
-		for pb.Next() {
-			err := s.Batch(func(tx *Tx) error {
-				if err := tx.AppendMessages(thread, benchMessage()); err != nil {
-					return err
+// BenchmarkAppendMessageParallel appends from 32 goroutines (one thread
+// each), through Update (one fsync each), Batch (group commit) and, for
+// comparison, bbolt's db.Batch (which waits up to 10 ms for company).
+func BenchmarkAppendMessageParallel(b *testing.B) {
+	modes := []struct {
+		name  string
+		write func(s *Store, fn func(*Tx) error) error
+	}{
+		{"Update", (*Store).Update},
+		{"Batch", (*Store).Batch},
+		{"boltBatch", func(s *Store, fn func(*Tx) error) error {
+			return s.db.Batch(func(tx *bbolt.Tx) error { return fn(&Tx{tx}) })
+		}},
+	}
+	for _, mode := range modes {
+		b.Run(mode.name, func(b *testing.B) {
+			s := openBench(b, false)
+			var n atomic.Int64
+			b.ReportAllocs()
+			b.SetParallelism(16)
+			b.RunParallel(func(pb *testing.PB) {
+				thread := fmt.Sprintf("thread-%d", n.Add(1))
+				run := &Run{ID: "run-" + thread, ThreadID: thread, Status: RunRunning}
+				for pb.Next() {
+					err := mode.write(s, func(tx *Tx) error {
+						if err := tx.AppendMessages(thread, benchMessage()); err != nil {
+							return err
+						}
+						return tx.PutRun(run)
+					})
+					if err != nil {
+						b.Error(err)
+						return
+					}
 				}
-				return tx.PutRun(run)
 			})
-			if err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
+		})
+	}
 }
 
 // BenchmarkMessagesLast50 loads the recent history of a 1,000-message

@@ -154,8 +154,13 @@ type openError struct {
 	err  error
 }
 
-func (e *openError) Error() string   { return e.msg }
-func (e *openError) Unwrap() []error { return []error{e.kind, e.err} }
+func (e *openError) Error() string { return e.msg }
+func (e *openError) Unwrap() []error {
+	if e.err == nil {
+		return []error{e.kind}
+	}
+	return []error{e.kind, e.err}
+}
 
 func corrupt(path, why string) error {
 	return &openError{msg: fmt.Sprintf("store: %s is not a deerflow database (%s)", path, why), kind: ErrCorrupt}

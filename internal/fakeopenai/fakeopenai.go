@@ -4,11 +4,26 @@
 // sent, and refuses malformed conversations the way the real API does, so a
 // test fails here rather than in production.
 //
+// Typical use:
+//
+//	s := fakeopenai.New(t)
+//	s.Script(
+//		fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "bash", Arguments: `{"command":"ls"}`}}},
+//		fakeopenai.Turn{Text: "Done."},
+//	)
+//	model := llm.New(llm.Options{BaseURL: s.URL, Model: "fake-model"})
+//	... run the agent ...
+//	reqs := s.Requests() // what the model was sent
+//
+// For /stop tests, hold a reply (Turn.Hold, HoldAfter), wait for it with
+// WaitRequests, cancel, then WaitCancelled.
+//
 // It must not import any package of ours (in particular not llm), so that
 // every package's tests can use it.
 package fakeopenai
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,6 +43,9 @@ type Server struct {
 	// Models, when set, are the only models known; others get 404
 	// model_not_found. Set it before the first request.
 	Models []string
+	// KeepRequests, when > 0, bounds Requests to the latest ones, for long
+	// benchmarks. Set it before the first request.
+	KeepRequests int
 
 	srv  *httptest.Server
 	done chan struct{} // closed when the test ends; releases held replies
@@ -36,6 +54,7 @@ type Server struct {
 	script    []Turn
 	handle    func(Request) Turn
 	reqs      []Request
+	total     int // requests received, including ones no longer kept
 	inFlight  int
 	cancelled int
 	changed   chan struct{} // closed and replaced on every change of the counters above
@@ -68,8 +87,8 @@ func (s *Server) Handle(f func(Request) Turn) {
 	s.mu.Unlock()
 }
 
-// Requests returns the chat completion requests received so far, rejected
-// ones included, in arrival order.
+// Requests returns the chat completion requests received so far (the
+// latest KeepRequests, if set), rejected ones included, in arrival order.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -84,7 +103,8 @@ func (s *Server) InFlight() int {
 }
 
 // Cancelled is the number of requests whose client went away before the
-// reply was complete.
+// reply was complete. A disconnect is noticed while a reply waits (Hold,
+// Delay) or when a write fails; use Hold to observe it reliably.
 func (s *Server) Cancelled() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -95,7 +115,7 @@ func (s *Server) Cancelled() int {
 // them. A request counts as arrived before its reply starts, so this is how
 // a test knows a held or slow reply is under way.
 func (s *Server) WaitRequests(n int) []Request {
-	s.wait(func() bool { return len(s.reqs) >= n })
+	s.wait(func() bool { return s.total >= n })
 	return s.Requests()
 }
 
@@ -134,43 +154,39 @@ func (s *Server) notify() {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		writeError(w, http.StatusMethodNotAllowed, "", apiError{
-			Message: fmt.Sprintf("Invalid method for URL (%s %s)", r.Method, r.URL.Path),
-			Type:    "invalid_request_error",
-		})
-		return
-	}
-	if r.URL.Path != "/v1/chat/completions" {
+	switch {
+	case r.URL.Path == "/v1/models" && r.Method == http.MethodGet:
+		if e, status := s.authorize(r); status != 0 {
+			writeError(w, status, "", e)
+			return
+		}
+		s.listModels(w)
+	case r.URL.Path != "/v1/chat/completions":
 		writeError(w, http.StatusNotFound, "", apiError{
 			Message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path),
 			Type:    "invalid_request_error",
 		})
-		return
+	case r.Method != http.MethodPost:
+		writeError(w, http.StatusMethodNotAllowed, "", apiError{
+			Message: fmt.Sprintf("Invalid method for URL (%s %s)", r.Method, r.URL.Path),
+			Type:    "invalid_request_error",
+		})
+	default:
+		s.chat(w, r)
 	}
+}
+
+// chat answers POST /v1/chat/completions.
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return
 	}
 	req, wire, decodeErr := decode(body)
 	req.Header = r.Header.Clone()
-
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
-	nth := len(s.reqs)
-	s.inFlight++
-	s.notify()
-	s.mu.Unlock()
+	nth := s.begin(req)
 	cancelled := false
-	defer func() {
-		s.mu.Lock()
-		s.inFlight--
-		if cancelled {
-			s.cancelled++
-		}
-		s.notify()
-		s.mu.Unlock()
-	}()
+	defer func() { s.end(cancelled) }()
 
 	if e, status := s.authorize(r); status != 0 {
 		writeError(w, status, "", e)
@@ -200,6 +216,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cancelled = !s.reply(w, r, &req, &turn, nth)
+}
+
+// begin records req as arrived and in flight; it returns its number.
+func (s *Server) begin(req Request) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reqs = append(s.reqs, req)
+	if s.KeepRequests > 0 && len(s.reqs) > s.KeepRequests {
+		s.reqs = slices.Delete(s.reqs, 0, len(s.reqs)-s.KeepRequests)
+	}
+	s.total++
+	s.inFlight++
+	s.notify()
+	return s.total
+}
+
+// end records a request as answered, or abandoned by its client.
+func (s *Server) end(cancelled bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inFlight--
+	if cancelled {
+		s.cancelled++
+	}
+	s.notify()
 }
 
 func (s *Server) authorize(r *http.Request) (apiError, int) {
@@ -234,4 +275,27 @@ func (s *Server) next(req Request) (Turn, bool) {
 		return Turn{}, false
 	}
 	return h(req), true
+}
+
+// listModels answers GET /v1/models with Models, or one "fake-model".
+func (s *Server) listModels(w http.ResponseWriter) {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	list := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{Object: "list", Data: []model{}}
+	names := s.Models
+	if len(names) == 0 {
+		names = []string{"fake-model"}
+	}
+	for _, n := range names {
+		list.Data = append(list.Data, model{n, "model", created, "fakeopenai"})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(list)
 }

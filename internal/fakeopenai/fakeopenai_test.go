@@ -332,3 +332,26 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+func TestModelsAndKeep(t *testing.T) {
+	s := New(t)
+	s.Models = []string{"a", "b"}
+	s.KeepRequests = 2
+	resp, err := http.Get(s.URL + "/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct{ Data []struct{ ID string } }
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Data) != 2 || list.Data[1].ID != "b" {
+		t.Errorf("models: %v %+v", err, list)
+	}
+	s.Handle(func(r Request) Turn { return Turn{Chunk: -1} })
+	for _, m := range []string{"a", "b", "a"} {
+		post(t, s, strings.Replace(hello, `"m"`, `"`+m+`"`, 1))
+	}
+	reqs := s.WaitRequests(3)
+	if len(reqs) != 2 || reqs[0].Model != "b" || reqs[1].Model != "a" {
+		t.Errorf("kept %+v", reqs)
+	}
+}

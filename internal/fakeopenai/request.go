@@ -181,13 +181,8 @@ func validate(w *wireRequest) *apiError {
 	if w.StreamOptions != nil && !w.Stream {
 		return invalid("stream_options", "The 'stream_options' parameter is only allowed when 'stream' is enabled.")
 	}
-	for i, t := range w.Tools {
-		if t.Type != "function" || t.Function == nil {
-			return invalid(fmt.Sprintf("tools[%d]", i), "Invalid value for 'tools[%d].type': expected 'function'.", i)
-		}
-		if !toolName.MatchString(t.Function.Name) {
-			return invalid(fmt.Sprintf("tools[%d].function.name", i), "Invalid 'tools[%d].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", i)
-		}
+	if e := validateTools(w.Tools); e != nil {
+		return e
 	}
 	var pending []string // tool_call_ids of the last assistant message not yet answered
 	pendingAt := 0
@@ -231,6 +226,18 @@ func validate(w *wireRequest) *apiError {
 	}
 	if len(pending) > 0 {
 		return unanswered(pendingAt, pending)
+	}
+	return nil
+}
+
+func validateTools(tools []wireTool) *apiError {
+	for i, t := range tools {
+		if t.Type != "function" || t.Function == nil {
+			return invalid(fmt.Sprintf("tools[%d]", i), "Invalid value for 'tools[%d].type': expected 'function'.", i)
+		}
+		if !toolName.MatchString(t.Function.Name) {
+			return invalid(fmt.Sprintf("tools[%d].function.name", i), "Invalid 'tools[%d].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", i)
+		}
 	}
 	return nil
 }

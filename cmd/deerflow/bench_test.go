@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/config"
+	"github.com/deerflow/deerflow/internal/fakeopenai"
+	"github.com/deerflow/deerflow/llm"
+)
+
+// instantModel answers every request at once, with no network: what is
+// left of a turn's time is the harness.
+type instantModel struct{}
+
+func (instantModel) Stream(_ context.Context, _ *llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		if !yield(llm.Chunk{Text: "pong"}, nil) {
+			return
+		}
+		yield(llm.Chunk{Done: &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: "pong"}, FinishReason: "stop"}}, nil)
+	}
+}
+
+// finalSender signals every final outbound message.
+type finalSender struct{ final chan string }
+
+func (s *finalSender) Name() string { return "bench" }
+func (s *finalSender) Send(_ context.Context, out *bus.Outbound) (string, error) {
+	if out.Final {
+		s.final <- out.Text
+	}
+	return "", nil
+}
+
+// benchTurns publishes b.N messages one after another into one
+// conversation and reports the time from publish to the final answer.
+func benchTurns(b *testing.B, a *app) {
+	s := &finalSender{final: make(chan string, 1)}
+	a.bus.Register(s)
+	lat := make([]time.Duration, 0, b.N)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if err := a.bus.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: "c1", UserID: "u1", Text: "ping"}); err != nil {
+			b.Fatal(err)
+		}
+		if got := <-s.final; got != "pong" {
+			b.Fatalf("answer %q", got)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	reportPercentiles(b, lat)
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	p := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) }
+	b.ReportMetric(p(0.50), "p50-µs")
+	b.ReportMetric(p(0.99), "p99-µs")
+}
+
+func benchApp(b *testing.B, models []agent.ModelRef, cfg *config.Config) *app {
+	if cfg == nil {
+		cfg = config.Default()
+		cfg.DataDir = b.TempDir()
+	}
+	a, err := newApp(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { a.shutdown(5 * time.Second) })
+	if models != nil {
+		ag, err := agent.New(agent.Options{Store: a.store, Models: models, Tools: a.tools, Logger: a.log})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a.agent = ag
+		a.bus, err = bus.New(bus.Options{Store: a.store, Agent: ag, Logger: a.log})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return a
+}
+
+// BenchmarkTurnOverhead is the harness's cost of one turn: message in
+// through the router, thread and run persisted (with fsync), model call
+// against an instant in-process model, answer persisted, answer out.
+// Budget: ≤ 1 ms p99.
+func BenchmarkTurnOverhead(b *testing.B) {
+	a := benchApp(b, []agent.ModelRef{{Name: "instant", ID: "instant", Model: instantModel{}}}, nil)
+	benchTurns(b, a)
+}
+
+// BenchmarkTurnFakeHTTP is one whole turn with the model behind real HTTP
+// (the fake OpenAI server on loopback, zero latency, one-chunk answer).
+func BenchmarkTurnFakeHTTP(b *testing.B) {
+	fake := fakeopenai.New(b)
+	fake.KeepRequests = 1
+	fake.Handle(func(fakeopenai.Request) fakeopenai.Turn { return fakeopenai.Turn{Text: "pong", Chunk: -1} })
+	cfg := config.Default()
+	cfg.DataDir = b.TempDir()
+	cfg.Models = []config.Model{{Name: "fake", Model: "fake", BaseURL: fake.URL, APIKey: "k", TimeoutSeconds: 60}}
+	if err := cfg.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	benchTurns(b, benchApp(b, nil, cfg))
+}
+
+// BenchmarkChatStartup is `deerflow chat` from configuration to the prompt
+// being printed: store opened (and created), agent and bus wired, console
+// started. Budget: ≤ 50 ms.
+func BenchmarkChatStartup(b *testing.B) {
+	lat := make([]time.Duration, 0, b.N)
+	for i := 0; i < b.N; i++ {
+		cfg := config.Default()
+		cfg.DataDir = b.TempDir()
+		start := time.Now()
+		a, err := newApp(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		scr := newScreen()
+		r, w := io.Pipe()
+		done := make(chan error, 1)
+		go func() { done <- runConsole(context.Background(), a, r, scr, true) }()
+		for !strings.Contains(scr.String(), "›") {
+			scr.mu.Lock()
+			ch := scr.changed
+			scr.mu.Unlock()
+			if strings.Contains(scr.String(), "›") {
+				break
+			}
+			<-ch
+		}
+		lat = append(lat, time.Since(start))
+		w.Close()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+		a.shutdown(time.Second)
+	}
+	reportPercentiles(b, lat)
+}
+
+func ExampleNewID() {
+	fmt.Println(strings.HasPrefix(agent.NewID("th_"), "th_"))
+	// Output: true
+}

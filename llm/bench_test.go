@@ -1,0 +1,81 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/deerflow/deerflow/internal/fakeopenai"
+)
+
+// BenchmarkStream is one short answer from a zero-latency model through
+// the fake server over loopback HTTP; the server's work is included.
+func BenchmarkStream(b *testing.B) {
+	s := fakeopenai.New(b)
+	s.KeepRequests = 1
+	s.Handle(func(fakeopenai.Request) fakeopenai.Turn {
+		return fakeopenai.Turn{Text: "Hello! How can I help you today?", Chunk: -1}
+	})
+	c, _ := newClient(b, s, Options{})
+	benchStream(b, c)
+}
+
+// BenchmarkStreamNoNetwork is the client's own cost: the transport hands
+// back a canned stream without any I/O.
+func BenchmarkStreamNoNetwork(b *testing.B) {
+	const stream = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}
+
+data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hello! How can I help you today?"},"finish_reason":null}]}
+
+data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
+
+data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":9,"total_tokens":18}}
+
+data: [DONE]
+
+`
+	rt := roundTripper(func(req *http.Request) (*http.Response, error) {
+		io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+		return &http.Response{
+			StatusCode: 200,
+			Header:     http.Header{"Content-Type": {"text/event-stream"}},
+			Body:       io.NopCloser(bytes.NewReader([]byte(stream))),
+			Request:    req,
+		}, nil
+	})
+	c := New(Options{BaseURL: "http://fake/v1", Model: "m", HTTPClient: &http.Client{Transport: rt}})
+	benchStream(b, c)
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func benchStream(b *testing.B, c *Client) {
+	req := &Request{Messages: []Message{
+		{Role: RoleSystem, Content: "You are a helpful assistant."},
+		{Role: RoleUser, Content: "Hi!"},
+	}}
+	ctx := context.Background()
+	times := make([]time.Duration, 0, 1<<16)
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		resp, err := Collect(c.Stream(ctx, req), nil)
+		if err != nil || resp.FinishReason != "stop" {
+			b.Fatal(err, resp)
+		}
+		if len(times) < cap(times) {
+			times = append(times, time.Since(start))
+		}
+	}
+	slices.Sort(times)
+	if len(times) > 0 {
+		b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds()), "p99-ns")
+	}
+}
