@@ -25,4 +25,3 @@ func ModelRetry(n int) Middleware {
 		},
 	}
 }
-
