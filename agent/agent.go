@@ -44,8 +44,11 @@ type Options struct {
 	// (for example to attach the thread's sandbox). It is called once per
 	// run, before the first tool call.
 	ToolContext func(ctx context.Context, in *Input) (context.Context, error)
-	Logger      *slog.Logger // nil: slog.Default()
-	Now         func() time.Time
+	// HistoryCache is how many recently active threads keep their history
+	// in memory; 0 → 256, negative → none.
+	HistoryCache int
+	Logger       *slog.Logger // nil: slog.Default()
+	Now          func() time.Time
 }
 
 // Agent runs conversations. It is safe for concurrent use; runs of
@@ -55,6 +58,8 @@ type Agent struct {
 	chain  chain
 	prompt *Prompt
 	log    *slog.Logger
+
+	history *historyCache
 
 	mu     sync.Mutex
 	active map[string]*activeRun // thread id → its running run
@@ -96,12 +101,16 @@ func New(opts Options) (*Agent, error) {
 	if p == nil {
 		p = DefaultPrompt("DeerFlow")
 	}
+	if opts.HistoryCache == 0 {
+		opts.HistoryCache = 256
+	}
 	return &Agent{
-		opts:   opts,
-		chain:  compose(opts.Middlewares),
-		prompt: p,
-		log:    opts.Logger,
-		active: make(map[string]*activeRun),
+		opts:    opts,
+		chain:   compose(opts.Middlewares),
+		prompt:  p,
+		log:     opts.Logger,
+		history: newHistoryCache(opts.HistoryCache),
+		active:  make(map[string]*activeRun),
 	}, nil
 }
 

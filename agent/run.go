@@ -51,6 +51,9 @@ type run struct {
 	model   ModelRef
 	history []*store.Message
 	rec     *store.Run
+
+	pending  chan error // the last write started, until waited for
+	writeErr error      // a write that failed
 }
 
 // emit hands ev to the consumer. Only the run's own goroutine calls it.
@@ -150,95 +153,162 @@ func emptyAnswer(finish string) string {
 	return "(The model returned an empty answer.)"
 }
 
-// begin loads the thread, repairs its history, records the user's message
-// and the run, all in one transaction.
+// begin loads the thread and its history (repairing it where a crash left
+// tool calls unanswered) and starts recording the user's message and the
+// run. That write commits while the first model request is under way; every
+// later write waits for it (see r.pending).
 func (r *run) begin() error {
 	a, in := r.a, r.in
 	now := a.opts.Now()
-	return a.opts.Store.Update(func(tx *store.Tx) error {
+	var msgs []*store.Message
+	err := a.opts.Store.View(func(tx *store.Tx) error {
 		t, err := tx.Thread(in.ThreadID)
 		if errors.Is(err, store.ErrNotFound) {
 			t = &store.Thread{ID: in.ThreadID, ChatKey: in.ChatKey, Created: now}
 		} else if err != nil {
 			return err
 		}
-		name := in.Model
-		if name == "" {
-			name = t.Model
+		r.thread = t
+		if cached, ok := a.history.get(in.ThreadID); ok {
+			msgs = cached
+			return nil
 		}
-		r.model, _ = a.Model(name)
-		r.ar.model = r.model.Name
+		msgs, err = tx.Messages(in.ThreadID, 0)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	name := in.Model
+	if name == "" {
+		name = r.thread.Model
+	}
+	r.model, _ = a.Model(name)
+	r.ar.model = r.model.Name
 
-		msgs, err := tx.Messages(in.ThreadID, 0)
-		if err != nil {
-			return err
+	from, tail := repairHistory(msgs)
+	repaired := from < len(msgs) || len(tail) > 0
+	var fromSeq uint64 = 1
+	if repaired {
+		if from < len(msgs) {
+			fromSeq = msgs[from].Seq
+		} else if len(msgs) > 0 {
+			fromSeq = msgs[len(msgs)-1].Seq + 1
 		}
-		if from, tail := repairHistory(msgs); from < len(msgs) || len(tail) > 0 {
-			var fromSeq uint64 = 1
-			if from < len(msgs) {
-				fromSeq = msgs[from].Seq
-			} else if len(msgs) > 0 {
-				fromSeq = msgs[len(msgs)-1].Seq + 1
-			}
+		a.log.Info("repairing thread history", "thread", in.ThreadID, "from_seq", fromSeq, "messages", len(tail))
+		msgs = append(msgs[:from:from], tail...)
+	}
+	user := &store.Message{Role: "user", Content: in.Text, RunID: in.RunID, Time: now}
+	r.history = append(msgs, user)
+	r.thread.Updated = now
+	r.rec = &store.Run{
+		ID: in.RunID, ThreadID: in.ThreadID, ChatKey: in.ChatKey, Model: r.model.Name,
+		Status: store.RunRunning, Started: now,
+	}
+	thread, rec := *r.thread, *r.rec
+	r.write(func(tx *store.Tx) error {
+		if repaired {
 			if err := tx.ReplaceMessagesFrom(in.ThreadID, fromSeq, tail...); err != nil {
 				return err
 			}
-			a.log.Info("repaired thread history", "thread", in.ThreadID, "from_seq", fromSeq, "messages", len(tail))
-			msgs = append(msgs[:from:from], tail...)
 		}
-		user := &store.Message{Role: "user", Content: in.Text, RunID: in.RunID, Time: now}
 		if err := tx.AppendMessages(in.ThreadID, user); err != nil {
 			return err
 		}
-		r.history = append(msgs, user)
-		t.Updated = now
-		if err := tx.PutThread(t); err != nil {
+		if err := tx.PutThread(&thread); err != nil {
 			return err
 		}
-		r.thread = t
-		r.rec = &store.Run{
-			ID: in.RunID, ThreadID: in.ThreadID, ChatKey: in.ChatKey, Model: r.model.Name,
-			Status: store.RunRunning, Started: now, FirstSeq: user.Seq,
-		}
-		return tx.PutRun(r.rec)
+		rec.FirstSeq = user.Seq
+		return tx.PutRun(&rec)
 	})
+	return nil
 }
 
-// save appends msgs to the thread and updates the run record.
-func (r *run) save(msgs ...*store.Message) error {
-	err := r.a.opts.Store.Update(func(tx *store.Tx) error {
-		if err := tx.AppendMessages(r.in.ThreadID, msgs...); err != nil {
-			return err
+// write starts committing fn (grouped with other conversations' writes)
+// after the run's previous write. wait returns the first error.
+func (r *run) write(fn func(*store.Tx) error) {
+	prev := r.pending
+	done := make(chan error, 1)
+	r.pending = done
+	go func() {
+		if prev != nil {
+			if err := <-prev; err != nil {
+				done <- err
+				return
+			}
 		}
-		return tx.PutRun(r.rec)
-	})
-	if err == nil {
-		r.history = append(r.history, msgs...)
+		done <- r.a.opts.Store.Batch(fn)
+	}()
+}
+
+// wait blocks until every write started so far has committed.
+func (r *run) wait() error {
+	if r.pending == nil {
+		return nil
+	}
+	err := <-r.pending
+	r.pending = nil
+	if err != nil {
+		r.a.history.forget(r.in.ThreadID)
+		r.writeErr = err
 	}
 	return err
 }
 
-// end records the run's final status, with msgs appended in the same
-// transaction.
-func (r *run) end(status store.RunStatus, errText string, msgs ...*store.Message) error {
+// save appends msgs to the thread and updates the run record, durably.
+func (r *run) save(msgs ...*store.Message) error {
+	rec := *r.rec
+	r.write(func(tx *store.Tx) error {
+		if err := tx.AppendMessages(r.in.ThreadID, msgs...); err != nil {
+			return err
+		}
+		return tx.PutRun(&rec)
+	})
+	if err := r.wait(); err != nil {
+		return err
+	}
+	r.history = append(r.history, msgs...)
+	return nil
+}
+
+// end starts recording the run's final status, with msgs appended in the
+// same transaction. The caller waits (r.wait) when it needs the outcome.
+func (r *run) end(status store.RunStatus, errText string, msgs ...*store.Message) {
 	r.rec.Status = status
 	r.rec.Ended = r.a.opts.Now()
 	r.rec.Error = errText
-	return r.save(msgs...)
+	rec := *r.rec
+	r.write(func(tx *store.Tx) error {
+		if err := tx.AppendMessages(r.in.ThreadID, msgs...); err != nil {
+			return err
+		}
+		return tx.PutRun(&rec)
+	})
+	r.history = append(r.history, msgs...)
 }
 
+// finish delivers the answer while it is being committed; the run (and the
+// thread's lock) ends only once the commit has landed.
 func (r *run) finish(answer *store.Message, usage llm.Usage) {
-	if err := r.end(store.RunDone, "", answer); err != nil {
-		r.fail(err, "I couldn't save this conversation; please try again.")
+	if r.writeErr != nil {
+		r.fail(r.writeErr, "I couldn't save this conversation; please try again.")
 		return
 	}
+	r.end(store.RunDone, "", answer)
 	r.emit(Event{Kind: EventAnswer, Text: answer.Content, Model: r.model.Name, Usage: usage})
+	if err := r.wait(); err != nil {
+		r.a.log.Error("saving the answer failed after it was delivered", "run", r.in.RunID, "thread", r.in.ThreadID, "err", err)
+		return
+	}
+	r.a.history.put(r.in.ThreadID, r.history)
 }
 
 func (r *run) fail(err error, userText string) {
 	r.a.log.Error("run failed", "run", r.in.RunID, "thread", r.in.ThreadID, "err", err)
+	r.a.history.forget(r.in.ThreadID)
 	if r.rec != nil {
-		if serr := r.end(store.RunError, err.Error()); serr != nil {
+		r.end(store.RunError, err.Error())
+		if serr := r.wait(); serr != nil && serr != err {
 			r.a.log.Error("recording failed run", "run", r.in.RunID, "err", serr)
 		}
 	}
@@ -250,8 +320,11 @@ func (r *run) stopped() {
 	if !errors.Is(cause, ErrStopped) && !errors.Is(cause, context.Canceled) {
 		status = store.RunInterrupted
 	}
-	if err := r.end(status, ""); err != nil {
+	r.end(status, "")
+	if err := r.wait(); err != nil {
 		r.a.log.Error("recording stopped run", "run", r.in.RunID, "err", err)
+	} else {
+		r.a.history.put(r.in.ThreadID, r.history)
 	}
 	r.emit(Event{Kind: EventStopped, Err: cause})
 }
