@@ -1,0 +1,200 @@
+// Package sandbox gives each agent thread its own files and a place to run
+// commands: the virtual paths /mnt/user-data/{workspace,uploads,outputs},
+// read-only /mnt/skills and configured mounts, file tools jailed with os.Root,
+// and a bash tool that runs inside bubblewrap (or, only when the operator
+// allows it, on the host).
+//
+// Host paths never reach the model: tools speak virtual paths only, and every
+// result and error is scrubbed of host prefixes on the way out.
+//
+// It imports only the tools package of ours.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/deerflow/deerflow/tools"
+)
+
+// Virtual paths every thread sees.
+const (
+	UserData  = "/mnt/user-data"
+	Workspace = UserData + "/workspace"
+	Uploads   = UserData + "/uploads"
+	Outputs   = UserData + "/outputs"
+	Skills    = "/mnt/skills"
+)
+
+// DefaultBashTimeout bounds one bash command when Options.BashTimeout is 0.
+const DefaultBashTimeout = 600 * time.Second
+
+// Options configures a Manager.
+type Options struct {
+	// DataDir holds the threads: DataDir/threads/<id>/user-data. Required.
+	DataDir string
+	// SkillsDir is the host directory shown read-only at /mnt/skills.
+	// Empty means no /mnt/skills; a directory that does not exist is
+	// reported to the model as unavailable.
+	SkillsDir string
+	// Mounts are extra host directories shown at their virtual paths.
+	Mounts []Mount
+	// Network lets bash inside bubblewrap use the network. False unshares
+	// the network namespace (only loopback, and not the host's).
+	Network bool
+	// AllowHostBash runs bash on the host, NOT isolated, when bubblewrap is
+	// unavailable. The caller should log a loud warning when BashStatus
+	// reports host mode.
+	AllowHostBash bool
+	// BashTimeout bounds one command; 0 means DefaultBashTimeout.
+	BashTimeout time.Duration
+	// BwrapPath is the bubblewrap binary; "" looks up "bwrap" in PATH.
+	BwrapPath string
+}
+
+// Mount exposes a host directory inside the sandbox.
+type Mount struct {
+	HostPath string // host directory
+	Path     string // virtual path, absolute, e.g. /mnt/data
+	ReadOnly bool
+}
+
+// Manager owns every thread's sandbox directories and the tools over them.
+// It is safe for concurrent use.
+type Manager struct {
+	dataDir     string // absolute
+	threadsDir  string
+	realThreads string  // threadsDir with symlinks resolved
+	scrubs      []scrub // host prefixes hidden in every thread
+	skillsDir   string  // absolute, or ""
+	mounts      []Mount
+	network     bool
+	timeout     time.Duration
+	bash        bashRunner
+	locks       fileLocks
+}
+
+// New checks o, creates DataDir/threads and finds out how bash can run.
+// It runs bubblewrap once to make sure it can build a sandbox here.
+func New(o Options) (*Manager, error) {
+	if o.DataDir == "" {
+		return nil, errors.New("sandbox: data dir is required")
+	}
+	dataDir, err := absClean(o.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: data dir: %w", err)
+	}
+	m := &Manager{
+		dataDir:    dataDir,
+		threadsDir: filepath.Join(dataDir, "threads"),
+		network:    o.Network,
+		timeout:    o.BashTimeout,
+	}
+	if m.timeout <= 0 {
+		m.timeout = DefaultBashTimeout
+	}
+	if o.SkillsDir != "" {
+		if m.skillsDir, err = absClean(o.SkillsDir); err != nil {
+			return nil, fmt.Errorf("sandbox: skills dir: %w", err)
+		}
+	}
+	if m.mounts, err = checkMounts(o.Mounts); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(m.threadsDir, 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	m.realThreads = realPath(m.threadsDir)
+	m.scrubs = m.sharedScrubs()
+	m.bash = m.findBash(o)
+	return m, nil
+}
+
+func absClean(p string) (string, error) {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Clean(a), nil
+}
+
+// systemDirs are the sandbox's own system paths; mounts may not go inside
+// them (the read-only binds cannot take new mount points).
+var systemDirs = []string{"/usr", "/etc", "/proc", "/dev", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// checkMounts normalises mounts and rejects ones that cannot work: relative
+// or root virtual paths, duplicates, and paths over /mnt/user-data or
+// /mnt/skills. Parents sort before children so bind order is right.
+func checkMounts(in []Mount) ([]Mount, error) {
+	out := make([]Mount, 0, len(in))
+	seen := map[string]bool{}
+	for i, mt := range in {
+		p := path.Clean(mt.Path)
+		if !path.IsAbs(mt.Path) || p == "/" || strings.ContainsAny(p, "\x00\n") {
+			return nil, fmt.Errorf("sandbox: mounts[%d]: path %q must be an absolute virtual path such as /mnt/data", i, mt.Path)
+		}
+		for _, r := range []string{UserData, Skills} {
+			if within(p, r) || within(r, p) {
+				return nil, fmt.Errorf("sandbox: mounts[%d]: path %q overlaps %s", i, p, r)
+			}
+		}
+		for _, sys := range systemDirs {
+			if within(p, sys) {
+				return nil, fmt.Errorf("sandbox: mounts[%d]: path %q is inside %s, which the sandbox keeps read-only", i, p, sys)
+			}
+		}
+		if seen[p] {
+			return nil, fmt.Errorf("sandbox: mounts[%d]: duplicate path %q", i, p)
+		}
+		seen[p] = true
+		if mt.HostPath == "" {
+			return nil, fmt.Errorf("sandbox: mounts[%d]: host path is required", i)
+		}
+		host, err := absClean(mt.HostPath)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: mounts[%d]: %w", i, err)
+		}
+		out = append(out, Mount{HostPath: host, Path: p, ReadOnly: mt.ReadOnly})
+	}
+	slices.SortFunc(out, func(a, b Mount) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// within reports whether virtual path p is dir or below it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// Tools returns the sandbox tools. bash is included only when it can run
+// (see BashStatus).
+func (m *Manager) Tools() []tools.Tool {
+	ts := []tools.Tool{
+		m.lsTool(), m.readFileTool(), m.writeFileTool(), m.strReplaceTool(),
+		m.globTool(), m.grepTool(), m.presentFilesTool(),
+	}
+	if m.bash.mode != bashOff {
+		ts = append(ts, m.bashTool())
+	}
+	return ts
+}
+
+// BashStatus reports whether the bash tool is offered and how it runs, in
+// words for `deerflow check` and the startup log.
+func (m *Manager) BashStatus() (available bool, how string) {
+	return m.bash.mode != bashOff, m.bash.status
+}
+
+// lookBwrap finds the bubblewrap binary.
+func lookBwrap(p string) (string, error) {
+	if p == "" {
+		p = "bwrap"
+	}
+	return exec.LookPath(p)
+}
