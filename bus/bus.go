@@ -10,6 +10,7 @@ package bus
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/store"
+	"github.com/deerflow/deerflow/tools"
 )
 
 // Inbound is one message from a person.
@@ -28,7 +30,16 @@ type Inbound struct {
 	UserName  string
 	MessageID string // the platform's id of this message
 	Text      string
+	Files     []Attachment // files that came with the message
 	Time      time.Time
+}
+
+// Attachment is a file a person sent. Open is called once, by the router,
+// to save it into the conversation's uploads.
+type Attachment struct {
+	Name string
+	Size int64 // -1 when unknown
+	Open func() (io.ReadCloser, error)
 }
 
 // ChatKey is the conversation's key: channel:chat[:topic].
@@ -59,6 +70,8 @@ const (
 	// OutActivity is one line of tool activity (channels that implement
 	// DeltaStreamer only; others see activity through edits).
 	OutActivity
+	// OutFile delivers File, a file the agent presented from its outputs.
+	OutFile
 )
 
 // Outbound is one thing to show in a conversation.
@@ -77,6 +90,7 @@ type Outbound struct {
 	// Failed marks text that reports a failure (an error sentence, a
 	// stopped run), for channels that style it.
 	Failed bool
+	File   *tools.File // OutFile
 }
 
 // Sender delivers Outbound messages for one channel. Send returns the
@@ -106,6 +120,15 @@ type Options struct {
 	Logger    *slog.Logger // nil: slog.Default()
 	Version   string       // shown by /status
 	Now       func() time.Time
+	// SaveUpload stores an attachment in the thread's uploads and returns
+	// the path the agent sees. Its error text is shown to the sender after
+	// the file's name, so it must read as a short clause ("it is larger
+	// than the upload limit of 50 MB"). Nil: attachments are refused
+	// politely.
+	SaveUpload func(threadID string, a Attachment) (path string, err error)
+	// UploadsNote tells the model which files arrived with a message.
+	// Nil: a plain list.
+	UploadsNote func(paths []string) string
 }
 
 // Bus is the router between channels and the agent.
@@ -170,7 +193,7 @@ var ErrClosed = errors.New("bus: closed")
 // accepted (the channel should not acknowledge it).
 func (b *Bus) Publish(ctx context.Context, in *Inbound) error {
 	in.Text = strings.TrimSpace(in.Text)
-	if in.Text == "" {
+	if in.Text == "" && len(in.Files) == 0 {
 		return nil
 	}
 	if in.Time.IsZero() {

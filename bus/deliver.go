@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/tools"
 )
 
 // defaultEditInterval spaces the edits of a streamed answer for channels
@@ -29,8 +30,9 @@ type delivery struct {
 	stream bool
 	every  time.Duration
 
-	streamed bool   // DeltaStreamer: text was written since the last final
-	onFinal  func() // called before the final answer is sent
+	files    []tools.File // presented during the run, sent after the answer
+	streamed bool         // DeltaStreamer: text was written since the last final
+	onFinal  func()       // called before the final answer is sent
 
 	mu     sync.Mutex
 	text   strings.Builder // the current step's answer text
@@ -103,6 +105,12 @@ func (d *delivery) handle(ctx context.Context, ev agent.Event) {
 	case agent.EventToolEnd:
 		if ev.Tool.IsError && d.stream {
 			d.b.send(ctx, d.key, d.out(OutActivity, ev.Tool.Name+" failed: "+firstLine(ev.Tool.Result)))
+		}
+	case agent.EventTool:
+		if ev.Custom != nil && ev.Custom.Kind == tools.EventFiles {
+			if files, ok := ev.Custom.Data.([]tools.File); ok {
+				d.files = append(d.files, files...)
+			}
 		}
 	case agent.EventAnswer:
 		d.final(ctx, ev.Text, false)
@@ -197,6 +205,7 @@ func (d *delivery) final(ctx context.Context, text string, failed bool) {
 	if d.onFinal != nil {
 		d.onFinal()
 	}
+	defer d.sendFiles(ctx)
 	if d.stream {
 		o := d.out(OutMessage, text)
 		if d.streamed && !failed {
@@ -236,3 +245,22 @@ func (d *delivery) stopEdits() {
 }
 
 func (d *delivery) close() { d.stopEdits() }
+
+// sendFiles delivers the files presented during the run, each once, after
+// the answer that talks about them.
+func (d *delivery) sendFiles(ctx context.Context) {
+	seen := make(map[string]bool, len(d.files))
+	for i := range d.files {
+		f := &d.files[i]
+		if seen[f.Path] {
+			continue
+		}
+		seen[f.Path] = true
+		o := d.out(OutFile, f.Name)
+		o.File = f
+		if _, err := d.b.send(ctx, d.key, o); err != nil {
+			d.b.send(ctx, d.key, d.out(OutMessage, "I couldn't send the file "+f.Name+"."))
+		}
+	}
+	d.files = nil
+}

@@ -88,6 +88,10 @@ func (b *Bus) enqueue(ctx context.Context, in *Inbound) error {
 		b.reply(ctx, in, "I couldn't open this conversation's history; please try again.")
 		return err
 	}
+	b.saveUploads(ctx, in, threadID)
+	if in.Text == "" {
+		return nil // only files, and none could be saved
+	}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()

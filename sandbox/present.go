@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -13,8 +14,8 @@ import (
 )
 
 // EventFiles is the tools.Event kind present_files emits; its Data is a
-// []PresentedFile.
-const EventFiles = "files"
+// []tools.File whose Open is PresentedFile.Open.
+const EventFiles = tools.EventFiles
 
 // PresentedFile is a file the model asked to deliver to the user.
 type PresentedFile struct {
@@ -63,7 +64,12 @@ func (m *Manager) presentFilesTool() tools.Tool {
 			if err != nil {
 				return "", err
 			}
-			tools.Emit(ctx, tools.Event{Kind: EventFiles, Data: files})
+			out := make([]tools.File, len(files))
+			for i, f := range files {
+				out[i] = tools.File{Name: f.Name, Path: f.VirtualPath, Size: f.Size,
+					Open: func() (io.ReadCloser, error) { return f.Open() }}
+			}
+			tools.Emit(ctx, tools.Event{Kind: EventFiles, Data: out})
 			var b strings.Builder
 			fmt.Fprintf(&b, "Presented %d file(s) to the user:", len(files))
 			for _, f := range files {

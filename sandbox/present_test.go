@@ -34,9 +34,9 @@ func TestPresentFiles(t *testing.T) {
 	if len(events) != 1 || events[0].Kind != "files" {
 		t.Fatalf("events = %+v", events)
 	}
-	files := events[0].Data.([]PresentedFile)
-	if len(files) != 2 || files[0].Name != "report.pdf" || files[0].Size != 8 || files[0].VirtualPath != "/mnt/user-data/outputs/report.pdf" ||
-		files[0].HostPath != filepath.Join(out, "report.pdf") || files[1].Name != "a.png" {
+	files := events[0].Data.([]tools.File)
+	if len(files) != 2 || files[0].Name != "report.pdf" || files[0].Size != 8 || files[0].Path != "/mnt/user-data/outputs/report.pdf" ||
+		files[1].Name != "a.png" || files[1].Path != "/mnt/user-data/outputs/charts/a.png" {
 		t.Errorf("files = %+v", files)
 	}
 	f, err := files[0].Open()
@@ -103,8 +103,8 @@ func TestReplacedDirs(t *testing.T) {
 	writeHost(t, filepath.Join(outside, "secret.txt"), "TOPSECRET")
 	out := hostDir(t, m, "t", "outputs")
 	writeHost(t, filepath.Join(out, "r.txt"), "report")
-	var presented []PresentedFile
-	ctx := tools.WithEnv(context.Background(), &tools.Env{ThreadID: "t", Emit: func(ev tools.Event) { presented = ev.Data.([]PresentedFile) }})
+	var presented []tools.File
+	ctx := tools.WithEnv(context.Background(), &tools.Env{ThreadID: "t", Emit: func(ev tools.Event) { presented = ev.Data.([]tools.File) }})
 	args, _ := json.Marshal(map[string]any{"filepaths": []string{"/mnt/user-data/outputs/r.txt"}})
 	if _, err := tools.NewRegistry(m.Tools()...).Call(ctx, "present_files", args); err != nil || len(presented) != 1 {
 		t.Fatalf("present: %v", err)

@@ -1,6 +1,9 @@
 package tools
 
-import "context"
+import (
+	"context"
+	"io"
+)
 
 // Env describes the conversation a tool call belongs to. The agent puts it
 // in the context of every call.
@@ -42,4 +45,17 @@ func Emit(ctx context.Context, ev Event) {
 	if e := EnvFrom(ctx); e.Emit != nil {
 		e.Emit(ev)
 	}
+}
+
+// EventFiles is the Event kind of files a tool presents to the user; its
+// Data is a []File.
+const EventFiles = "files"
+
+// File is a file to deliver to the user. Open must be used to read it (it
+// guards against the file being swapped for a link after it was checked).
+type File struct {
+	Name string // base name
+	Path string // virtual path, as the model knows it
+	Size int64
+	Open func() (io.ReadCloser, error)
 }

@@ -68,6 +68,11 @@ func (c *Console) Send(_ context.Context, out *bus.Outbound) (string, error) {
 		c.newline(&b)
 		b.WriteString(c.dim("  › " + oneLine(out.Text)))
 		b.WriteString("\n")
+	case bus.OutFile:
+		c.newline(&b)
+		if out.File != nil {
+			fmt.Fprintf(&b, "file: %s (%s)\n", out.File.Path, size(out.File.Size))
+		}
 	case bus.OutMessage, bus.OutEdit:
 		c.newline(&b)
 		text := strings.TrimRight(out.Text, "\n")
@@ -158,4 +163,14 @@ func (c *Console) Start(ctx context.Context, b *bus.Bus) error {
 			}
 		}
 	}
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

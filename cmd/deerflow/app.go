@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,18 +14,20 @@ import (
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/llm"
+	"github.com/deerflow/deerflow/sandbox"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
 )
 
 // app is everything one deerflow process runs, wired from a Config.
 type app struct {
-	cfg   *config.Config
-	log   *slog.Logger
-	store *store.Store
-	tools *tools.Registry
-	agent *agent.Agent
-	bus   *bus.Bus
+	cfg     *config.Config
+	log     *slog.Logger
+	store   *store.Store
+	sandbox *sandbox.Manager
+	tools   *tools.Registry
+	agent   *agent.Agent
+	bus     *bus.Bus
 }
 
 // newLogger returns the process logger writing to w, per cfg.Log.
@@ -47,12 +50,22 @@ func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, log: log, store: st, tools: buildTools(cfg)}
+	sb, err := newSandbox(cfg, cfg.DataDir)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if ok, how := sb.BashStatus(); ok && strings.HasPrefix(how, "host") {
+		log.Warn("bash runs on the host WITHOUT isolation (sandbox.allow_host_bash: true); only let trusted users talk to this deerflow", "bash", how)
+	} else if !ok {
+		log.Warn("the bash tool is off", "bash", how)
+	}
+	a := &app{cfg: cfg, log: log, store: st, sandbox: sb, tools: tools.NewRegistry(sb.Tools()...)}
 	ag, err := agent.New(agent.Options{
 		Store:       st,
 		Models:      modelRefs(cfg, log),
 		Tools:       a.tools,
-		Prompt:      prompt(cfg),
+		Prompt:      prompt(cfg, sb),
 		MaxTurns:    cfg.Agent.MaxTurns,
 		ToolTimeout: time.Duration(cfg.Agent.ToolTimeoutSeconds) * time.Second,
 		Logger:      log,
@@ -62,12 +75,17 @@ func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
 		return nil, err
 	}
 	a.agent = ag
+	maxUpload := int64(cfg.Sandbox.MaxUploadMB) << 20
 	a.bus, err = bus.New(bus.Options{
 		Store:     st,
 		Agent:     ag,
 		MaxQueued: cfg.Router.MaxQueued,
 		Logger:    log,
 		Version:   versionString(),
+		SaveUpload: func(threadID string, at bus.Attachment) (string, error) {
+			return saveUpload(sb, threadID, at, maxUpload)
+		},
+		UploadsNote: sandbox.UploadsNote,
 	})
 	if err != nil {
 		st.Close()
@@ -112,9 +130,40 @@ func (a *app) shutdown(grace time.Duration) {
 
 var errShutdown = fmt.Errorf("deerflow is shutting down")
 
-// buildTools returns the lead agent's tools for cfg.
-func buildTools(cfg *config.Config) *tools.Registry {
-	return tools.NewRegistry()
+// newSandbox builds the sandbox for cfg with its threads under dataDir.
+func newSandbox(cfg *config.Config, dataDir string) (*sandbox.Manager, error) {
+	mounts := make([]sandbox.Mount, len(cfg.Sandbox.Mounts))
+	for i, m := range cfg.Sandbox.Mounts {
+		mounts[i] = sandbox.Mount{HostPath: m.HostPath, Path: m.Path, ReadOnly: m.ReadOnly}
+	}
+	return sandbox.New(sandbox.Options{
+		DataDir:       dataDir,
+		SkillsDir:     cfg.Skills.Path,
+		Mounts:        mounts,
+		Network:       cfg.Sandbox.Network,
+		AllowHostBash: cfg.Sandbox.AllowHostBash,
+		BashTimeout:   time.Duration(cfg.Sandbox.BashTimeoutSeconds) * time.Second,
+	})
+}
+
+// saveUpload stores an attachment, with errors worded for the sender.
+func saveUpload(sb *sandbox.Manager, threadID string, at bus.Attachment, max int64) (string, error) {
+	if at.Size > max && max > 0 {
+		return "", fmt.Errorf("it is larger than the upload limit of %d MB", max>>20)
+	}
+	r, err := at.Open()
+	if err != nil {
+		return "", fmt.Errorf("it could not be downloaded (%v)", err)
+	}
+	defer r.Close()
+	p, err := sb.SaveUpload(threadID, at.Name, r, max)
+	if errors.Is(err, sandbox.ErrTooLarge) {
+		return "", fmt.Errorf("it is larger than the upload limit of %d MB", max>>20)
+	}
+	if err != nil {
+		return "", errors.New("it could not be saved")
+	}
+	return p, nil
 }
 
 func modelRefs(cfg *config.Config, log *slog.Logger) []agent.ModelRef {
@@ -140,8 +189,10 @@ func modelRefs(cfg *config.Config, log *slog.Logger) []agent.ModelRef {
 	return refs
 }
 
-func prompt(cfg *config.Config) *agent.Prompt {
+func prompt(cfg *config.Config, sb *sandbox.Manager) *agent.Prompt {
 	p := agent.DefaultPrompt(cfg.Agent.Name)
+	section := sb.PromptSection()
+	p.SetSection(agent.SectionWorkingDir, func(context.Context, *agent.Input) string { return section })
 	if soul := strings.TrimSpace(cfg.Agent.Soul); soul != "" {
 		p.SetSection(agent.SectionSoul, func(context.Context, *agent.Input) string {
 			return "<soul>\n" + soul + "\n</soul>"

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/deerflow/deerflow/config"
+	"github.com/deerflow/deerflow/sandbox"
+	"github.com/deerflow/deerflow/tools"
 )
 
 // check prints what serve and chat would start with cfg (already
@@ -57,10 +59,21 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 	fmt.Fprintf(w, "channel\tconsole: available through `deerflow chat`\n")
 	fmt.Fprintf(w, "agent\t%s, up to %d model calls per message, %d messages queued per conversation\n",
 		cfg.Agent.Name, cfg.Agent.MaxTurns, cfg.Router.MaxQueued)
-	if names := buildTools(cfg).Names(); len(names) > 0 {
-		fmt.Fprintf(w, "tools\t%s\n", strings.Join(names, ", "))
-	} else {
-		fmt.Fprintf(w, "tools\tnone in this build yet\n")
+	// The sandbox is built in a scratch directory: check changes nothing.
+	scratch, err := os.MkdirTemp("", "deerflow-check")
+	if err == nil {
+		defer os.RemoveAll(scratch)
+		var sb *sandbox.Manager
+		if sb, err = newSandbox(cfg, scratch); err == nil {
+			_, how := sb.BashStatus()
+			fmt.Fprintf(w, "bash\t%s\n", how)
+			fmt.Fprintf(w, "tools\t%s\n", strings.Join(tools.NewRegistry(sb.Tools()...).Names(), ", "))
+		}
+	}
+	if err != nil {
+		w.Flush()
+		fmt.Fprintf(stdout, "sandbox: %v\n", err)
+		return 1
 	}
 	w.Flush()
 	return 0

@@ -1,0 +1,47 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// saveUploads stores in's attachments in the thread's uploads and puts a
+// note naming them in front of the text, so the model knows what arrived
+// with this message. A file that cannot be saved is reported to the sender
+// in one sentence; the others still go through.
+func (b *Bus) saveUploads(ctx context.Context, in *Inbound, threadID string) {
+	if len(in.Files) == 0 {
+		return
+	}
+	var paths, failed []string
+	for _, a := range in.Files {
+		if b.opts.SaveUpload == nil {
+			failed = append(failed, fmt.Sprintf("%s: I can't receive files here", a.Name))
+			continue
+		}
+		p, err := b.opts.SaveUpload(threadID, a)
+		if err != nil {
+			b.log.Warn("saving upload", "chat", in.ChatKey(), "file", a.Name, "err", err)
+			failed = append(failed, fmt.Sprintf("%s: %v", a.Name, err))
+			continue
+		}
+		paths = append(paths, p)
+	}
+	in.Files = nil
+	if len(failed) > 0 {
+		b.reply(ctx, in, "I couldn't take these files: "+strings.Join(failed, "; ")+".")
+	}
+	if len(paths) == 0 {
+		return
+	}
+	note := "Files uploaded with this message: " + strings.Join(paths, ", ")
+	if b.opts.UploadsNote != nil {
+		note = b.opts.UploadsNote(paths)
+	}
+	if in.Text == "" {
+		in.Text = note
+		return
+	}
+	in.Text = note + "\n\n" + in.Text
+}

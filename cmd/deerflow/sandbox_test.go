@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/internal/fakeopenai"
+)
+
+func needBwrap(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap is not installed (apt-get install bubblewrap); .ci/run installs it")
+	}
+}
+
+// leaksHost fails the test if any request the model received mentions a
+// host path of the data dir.
+func leaksHost(t *testing.T, fake *fakeopenai.Server, dataDir string) {
+	t.Helper()
+	abs, _ := filepath.Abs(dataDir)
+	for i, r := range fake.Requests() {
+		if strings.Contains(string(r.Body), abs) {
+			t.Errorf("request %d shows the host path %s to the model", i, abs)
+		}
+	}
+}
+
+func TestChatSandboxToolsAndPresentedFiles(t *testing.T) {
+	needBwrap(t)
+	fake := fakeopenai.New(t)
+	fake.Script(
+		fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "write_file", Arguments: `{"description":"write the report","path":"/mnt/user-data/outputs/report.md","content":"# Report\nall good\n"}`}}},
+		fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "bash", Arguments: `{"description":"check the report","command":"wc -l /mnt/user-data/outputs/report.md && pwd && cat /etc/hostname; ls /root 2>&1 | head -1"}`}}},
+		fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "present_files", Arguments: `{"filepaths":["/mnt/user-data/outputs/report.md"]}`}}},
+		fakeopenai.Turn{Text: "Here is your report."},
+	)
+	dir := t.TempDir()
+	s := startChat(t, testConfig(t, fake, dir))
+	s.say("write me a report")
+	s.screen.waitFor(t, "Here is your report.", 1)
+	s.screen.waitFor(t, "file: /mnt/user-data/outputs/report.md (18 bytes)", 1)
+
+	reqs := fake.Requests()
+	bashResult := reqs[2].Last().Content
+	if !strings.Contains(bashResult, "2 /mnt/user-data/outputs/report.md") || !strings.Contains(bashResult, "/mnt/user-data/workspace") {
+		t.Errorf("bash result = %q", bashResult)
+	}
+	if !strings.Contains(bashResult, "No such file") && !strings.Contains(bashResult, "cannot access") {
+		t.Errorf("the sandbox can see /root: %q", bashResult)
+	}
+	if tools := strings.Join(reqs[0].ToolNames(), ","); tools != "bash,glob,grep,ls,present_files,read_file,str_replace,write_file" {
+		t.Errorf("tools offered = %s", tools)
+	}
+	if !strings.Contains(reqs[0].Messages[0].Content, "/mnt/user-data/outputs") {
+		t.Error("the system prompt does not explain the working directory")
+	}
+	out := s.screen.String()
+	if strings.Index(out, "Here is your report.") > strings.Index(out, "file: /mnt/user-data/outputs/report.md") {
+		t.Errorf("the file came before the answer:\n%s", out)
+	}
+	leaksHost(t, fake, dir)
+}
+
+// chanRecorder is a platform-like channel for tests: it records what the
+// router sends.
+type chanRecorder struct {
+	mu   sync.Mutex
+	outs []*bus.Outbound
+	note chan struct{}
+}
+
+func (c *chanRecorder) Name() string { return "test" }
+func (c *chanRecorder) Send(_ context.Context, out *bus.Outbound) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cp := *out
+	c.outs = append(c.outs, &cp)
+	select {
+	case c.note <- struct{}{}:
+	default:
+	}
+	return "m" + string(rune('0'+len(c.outs)%10)), nil
+}
+
+// finals returns the final texts sent to chat.
+func (c *chanRecorder) finals(chat string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, o := range c.outs {
+		if o.Final && o.ChatID == chat {
+			out = append(out, o.Text)
+		}
+	}
+	return out
+}
+
+func attachment(name, body string) bus.Attachment {
+	return bus.Attachment{Name: name, Size: int64(len(body)), Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader(body)), nil
+	}}
+}
+
+func TestUploadsReachTheModel(t *testing.T) {
+	fake := fakeopenai.New(t)
+	fake.Script(
+		fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "read_file", Arguments: `{"path":"/mnt/user-data/uploads/notes.txt"}`}}},
+		fakeopenai.Turn{Text: "read it"},
+	)
+	dir := t.TempDir()
+	cfg := testConfig(t, fake, dir)
+	cfg.Sandbox.MaxUploadMB = 1
+	s := startChat(t, cfg)
+	rec := &chanRecorder{note: make(chan struct{}, 1)}
+	s.app.bus.Register(rec)
+	ctx := context.Background()
+	err := s.app.bus.Publish(ctx, &bus.Inbound{Channel: "test", ChatID: "c1", UserID: "u1", Text: "summarise these",
+		Files: []bus.Attachment{
+			attachment("../../notes.txt", "buy milk\n"),
+			attachment("huge.bin", strings.Repeat("x", 2<<20)),
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.app.bus.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	finals := rec.finals("c1")
+	if len(finals) != 2 || !strings.Contains(finals[0], "huge.bin: it is larger than the upload limit of 1 MB") || finals[1] != "read it" {
+		t.Fatalf("finals = %q", finals)
+	}
+	reqs := fake.Requests()
+	user := reqs[0].Last().Content
+	if !strings.Contains(user, "/mnt/user-data/uploads/notes.txt") || !strings.HasSuffix(user, "summarise these") || strings.Contains(user, "huge.bin") {
+		t.Errorf("user message = %q", user)
+	}
+	if got := reqs[1].Last().Content; !strings.Contains(got, "buy milk") {
+		t.Errorf("read_file of the upload = %q", got)
+	}
+	leaksHost(t, fake, dir)
+}
+
+func TestConversationsCannotSeeEachOther(t *testing.T) {
+	needBwrap(t)
+	fake := fakeopenai.New(t)
+	fake.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
+		last := r.Last()
+		switch {
+		case last.Role == "tool":
+			return fakeopenai.Turn{Text: "result: " + last.Content}
+		case strings.Contains(last.Content, "write"):
+			return fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "bash", Arguments: `{"command":"echo secret-of-a > /mnt/user-data/workspace/a.txt && echo written"}`}}}
+		default:
+			return fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "bash", Arguments: `{"command":"ls -a /mnt/user-data/workspace; cat /mnt/user-data/workspace/a.txt 2>&1; ls ` + "`" + `dirname $PWD` + "`" + `/../.. 2>&1 | head -3"}`}}}
+		}
+	})
+	s := startChat(t, testConfig(t, fake, t.TempDir()))
+	rec := &chanRecorder{note: make(chan struct{}, 1)}
+	s.app.bus.Register(rec)
+	ctx := context.Background()
+	s.app.bus.Publish(ctx, &bus.Inbound{Channel: "test", ChatID: "a", UserID: "u1", Text: "write a file"})
+	s.app.bus.WaitIdle(ctx)
+	s.app.bus.Publish(ctx, &bus.Inbound{Channel: "test", ChatID: "b", UserID: "u2", Text: "look around"})
+	s.app.bus.WaitIdle(ctx)
+	if got := rec.finals("a"); len(got) != 1 || !strings.Contains(got[0], "written") {
+		t.Fatalf("conversation a: %q", got)
+	}
+	got := rec.finals("b")
+	if len(got) != 1 || strings.Contains(got[0], "secret-of-a") || strings.Contains(got[0], "a.txt\n") || !strings.Contains(got[0], "No such file") {
+		t.Fatalf("conversation b saw a's files: %q", got)
+	}
+}
+
+// processesWith counts live processes whose command line contains marker.
+func processesWith(marker string) int {
+	n := 0
+	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), marker) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestStopKillsRunningCommand(t *testing.T) {
+	needBwrap(t)
+	fake := fakeopenai.New(t)
+	fake.Script(
+		fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "bash", Arguments: `{"description":"wait a long time","command":"sleep 987654 & sleep 987654"}`}}},
+		fakeopenai.Turn{Text: "ready again"},
+	)
+	s := startChat(t, testConfig(t, fake, t.TempDir()))
+	s.say("wait forever")
+	s.screen.waitFor(t, "› bash: wait a long time", 1)
+	for processesWith("987654") < 2 { // both sleeps are running
+		runtime.Gosched()
+	}
+	s.say("/stop")
+	s.screen.waitFor(t, "Stopped.", 1)
+	if n := processesWith("987654"); n != 0 {
+		t.Errorf("%d sandboxed processes survived /stop", n)
+	}
+	s.say("hello?")
+	s.screen.waitFor(t, "ready again", 1)
+	// The stopped call has a result, so the history stays valid for the
+	// model (the strict fake would have refused it otherwise).
+	if got := roles(fake.Requests()[1]); got != "system,user,assistant,tool,user" {
+		t.Errorf("after stop the model saw %s", got)
+	}
+}
