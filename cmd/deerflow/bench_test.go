@@ -225,3 +225,38 @@ func ExampleNewID() {
 	fmt.Println(strings.HasPrefix(agent.NewID("th_"), "th_"))
 	// Output: true
 }
+
+// BenchmarkStop is /stop during a model stream that has started answering:
+// the time from publishing /stop until the fake model server sees its
+// client go away. The issue's bound is 100 ms.
+func BenchmarkStop(b *testing.B) {
+	fake := fakeopenai.New(b)
+	fake.KeepRequests = 1
+	fake.Handle(func(fakeopenai.Request) fakeopenai.Turn {
+		return fakeopenai.Turn{Text: "this will not finish", Chunk: 4, HoldAfter: 1, Hold: make(chan struct{})}
+	})
+	cfg := config.Default()
+	cfg.DataDir = b.TempDir()
+	cfg.Models = []config.Model{{Name: "fake", Model: "fake", BaseURL: fake.URL, APIKey: "k", TimeoutSeconds: 60}}
+	if err := cfg.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	a := benchApp(b, nil, cfg)
+	s := &finalSender{final: make(chan string, 4)}
+	a.bus.Register(s)
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	for i := 0; i < b.N; i++ {
+		a.bus.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: "c", UserID: "u", Text: "go"})
+		fake.WaitRequests(i + 1)
+		start := time.Now()
+		a.bus.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: "c", UserID: "u", Text: "/stop"})
+		fake.WaitCancelled(i + 1)
+		lat = append(lat, time.Since(start))
+		if got := <-s.final; got != "Stopped." {
+			b.Fatalf("final = %q", got)
+		}
+		a.bus.WaitIdle(ctx)
+	}
+	reportPercentiles(b, lat)
+}
