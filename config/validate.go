@@ -167,6 +167,10 @@ func (v *validator) prefixed(channel, field, value, prefix string) {
 // Virtual paths the sandbox itself provides; a mount may not shadow them.
 var reservedPaths = []string{"/mnt/user-data", "/mnt/skills"}
 
+// System directories the sandbox binds read-only; no mount point can be
+// made inside them.
+var systemDirs = []string{"/usr", "/etc", "/proc", "/dev", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
 func (v *validator) sandbox() {
 	s := v.c.Sandbox
 	v.nonNegative("sandbox.bash_timeout_seconds", s.BashTimeoutSeconds)
@@ -185,6 +189,11 @@ func (v *validator) sandbox() {
 		for _, r := range reservedPaths {
 			if p == r || strings.HasPrefix(p, r+"/") || strings.HasPrefix(r, p+"/") {
 				v.fail(k+".path", "overlaps %s, which the sandbox provides", r)
+			}
+		}
+		for _, d := range systemDirs {
+			if p == d || strings.HasPrefix(p, d+"/") {
+				v.fail(k+".path", "is inside %s, which the sandbox keeps read-only; use a path such as /mnt/data", d)
 			}
 		}
 		seen[p] = true

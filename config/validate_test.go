@@ -67,12 +67,14 @@ tools: {web_search: {provider: brave}}
     - {host_path: /c, path: /mnt/x/}
     - {host_path: /d, path: /mnt/user-data/outputs}
     - {host_path: /e, path: /}
+    - {host_path: /f, path: /usr/local/data}
 `, []string{
 			`config.yaml:3: sandbox.mounts[0].path: must be an absolute virtual path such as /mnt/data`,
 			`config.yaml:4: sandbox.mounts[1].host_path: required`,
 			`config.yaml:5: sandbox.mounts[2].path: duplicate mount path "/mnt/x"`,
 			`config.yaml:6: sandbox.mounts[3].path: overlaps /mnt/user-data, which the sandbox provides`,
-			`config.yaml:7: sandbox.mounts[4].path: must be an absolute virtual path such as /mnt/data`}},
+			`config.yaml:7: sandbox.mounts[4].path: must be an absolute virtual path such as /mnt/data`,
+			`config.yaml:8: sandbox.mounts[5].path: is inside /usr, which the sandbox keeps read-only; use a path such as /mnt/data`}},
 		{"mcp", `mcp:
   servers:
     - command: x

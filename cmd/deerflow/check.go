@@ -42,14 +42,7 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 		}
 		fmt.Fprintf(w, "model\t%s%s: %s at %s, %s\n", m.Name, role, m.Model, m.BaseURL, key)
 	}
-	for _, c := range []struct {
-		name    string
-		enabled bool
-	}{
-		{"telegram", cfg.Channels.Telegram.Enabled},
-		{"slack", cfg.Channels.Slack.Enabled},
-		{"lark", cfg.Channels.Lark.Enabled},
-	} {
+	for _, c := range channelSwitches(cfg) {
 		state := "disabled"
 		if c.enabled {
 			state = "enabled, but this build has no " + c.name + " channel yet"

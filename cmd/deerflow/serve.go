@@ -49,14 +49,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 // platformChannels builds every enabled chat platform channel.
 func platformChannels(cfg *config.Config) ([]channels.Channel, error) {
 	var out []channels.Channel
-	for _, c := range []struct {
-		name    string
-		enabled bool
-	}{
-		{"telegram", cfg.Channels.Telegram.Enabled},
-		{"slack", cfg.Channels.Slack.Enabled},
-		{"lark", cfg.Channels.Lark.Enabled},
-	} {
+	for _, c := range channelSwitches(cfg) {
 		if c.enabled {
 			// The platform adapters are not part of this build yet.
 			return nil, fmt.Errorf("channels.%s.enabled: this build of deerflow has no %s channel yet", c.name, c.name)
@@ -66,4 +59,18 @@ func platformChannels(cfg *config.Config) ([]channels.Channel, error) {
 		return nil, errors.New("no channel is enabled: set channels.telegram.enabled, channels.slack.enabled or channels.lark.enabled, or use `deerflow chat`")
 	}
 	return out, nil
+}
+
+// channelSwitch is one platform channel and whether the config enables it.
+type channelSwitch struct {
+	name    string
+	enabled bool
+}
+
+func channelSwitches(cfg *config.Config) []channelSwitch {
+	return []channelSwitch{
+		{"telegram", cfg.Channels.Telegram.Enabled},
+		{"slack", cfg.Channels.Slack.Enabled},
+		{"lark", cfg.Channels.Lark.Enabled},
+	}
 }
