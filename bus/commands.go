@@ -124,7 +124,9 @@ func (b *Bus) cmdStatus(ctx context.Context, in *Inbound) error {
 	model, _ := b.opts.Agent.Model(t.Model)
 	b.mu.Lock()
 	c := b.convLocked(key)
-	queued, busy := len(c.queue), c.running != nil
+	// Once the answer (or "Stopped.") is delivered, the user sees the run
+	// as over, even while it is still recording its state.
+	queued, busy := len(c.queue), c.running != nil && !c.answered
 	b.mu.Unlock()
 
 	var sb strings.Builder
@@ -134,7 +136,7 @@ func (b *Bus) cmdStatus(ctx context.Context, in *Inbound) error {
 	}
 	fmt.Fprintf(&sb, "\nMessages: %d\nModel: %s (%s)\n", count, model.Name, model.ID)
 	switch r, ok := b.opts.Agent.Active(threadID); {
-	case ok:
+	case ok && busy:
 		fmt.Fprintf(&sb, "Run: working for %s\n", b.opts.Now().Sub(r.Started).Round(time.Second))
 	case busy:
 		sb.WriteString("Run: working\n")
