@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -205,7 +206,7 @@ func TestOpenTooNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Open(path, Options{})
-	want := "store: " + path + " has schema version 6, newer than this deerflow supports (1)"
+	want := fmt.Sprintf("store: %s has schema version %d, newer than this deerflow supports (%d)", path, newer, SchemaVersion())
 	if err == nil || err.Error() != want || !errors.Is(err, ErrTooNew) {
 		t.Fatalf("Open: %v, want %q", err, want)
 	}

@@ -36,6 +36,7 @@ type migration func(*bbolt.Tx) error
 
 var migrations = []migration{
 	migrateTo1,
+	migrateTo2,
 }
 
 // SchemaVersion is the schema version this build writes.

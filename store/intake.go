@@ -1,0 +1,127 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"go.etcd.io/bbolt"
+)
+
+var (
+	bucketInbound = []byte("inbound") // bigEndian(seq) → an inbound message, encoded by the bus
+	bucketDedup   = []byte("dedup")   // key → bigEndian(unix seconds first seen)
+	bucketState   = []byte("state")   // key → value: small per-channel state such as a poll offset
+)
+
+// migrateTo2 adds the state bucket.
+func migrateTo2(tx *bbolt.Tx) error {
+	_, err := tx.CreateBucketIfNotExists(bucketState)
+	return err
+}
+
+func be64(v uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	return b[:]
+}
+
+// PutInbound stores an accepted message that has not been handled yet and
+// returns its sequence number.
+func (tx *Tx) PutInbound(data []byte) (uint64, error) {
+	b, err := tx.bucket(bucketInbound)
+	if err != nil {
+		return 0, err
+	}
+	seq, err := b.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	return seq, b.Put(be64(seq), data)
+}
+
+// DeleteInbound removes a handled message.
+func (tx *Tx) DeleteInbound(seq uint64) error {
+	b, err := tx.bucket(bucketInbound)
+	if err != nil {
+		return err
+	}
+	return b.Delete(be64(seq))
+}
+
+// Inbound calls fn for every unhandled message, oldest first. data is only
+// valid during the call.
+func (tx *Tx) Inbound(fn func(seq uint64, data []byte) error) error {
+	b, err := tx.bucket(bucketInbound)
+	if err != nil {
+		return err
+	}
+	return b.ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
+			return nil
+		}
+		return fn(binary.BigEndian.Uint64(k), v)
+	})
+}
+
+// MarkSeen records key (a platform's event or update id) and reports
+// whether it had been recorded before.
+func (tx *Tx) MarkSeen(key string, now time.Time) (seen bool, err error) {
+	if key == "" {
+		return false, errors.New("store: mark seen: empty key")
+	}
+	b, err := tx.bucket(bucketDedup)
+	if err != nil {
+		return false, err
+	}
+	if b.Get([]byte(key)) != nil {
+		return true, nil
+	}
+	return false, b.Put([]byte(key), be64(uint64(now.Unix())))
+}
+
+// PruneSeen forgets keys first seen before cutoff and returns how many.
+func (tx *Tx) PruneSeen(cutoff time.Time) (int, error) {
+	b, err := tx.bucket(bucketDedup)
+	if err != nil {
+		return 0, err
+	}
+	var old [][]byte
+	err = b.ForEach(func(k, v []byte) error {
+		if len(v) == 8 && int64(binary.BigEndian.Uint64(v)) < cutoff.Unix() {
+			old = append(old, append([]byte(nil), k...))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range old {
+		if err := b.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return len(old), nil
+}
+
+// PutState stores a small value under key.
+func (tx *Tx) PutState(key string, value []byte) error {
+	b, err := tx.bucket(bucketState)
+	if err != nil {
+		return err
+	}
+	return b.Put([]byte(key), value)
+}
+
+// State returns the value stored under key (a copy), or ErrNotFound.
+func (tx *Tx) State(key string) ([]byte, error) {
+	b, err := tx.bucket(bucketState)
+	if err != nil {
+		return nil, err
+	}
+	v := b.Get([]byte(key))
+	if v == nil {
+		return nil, ErrNotFound
+	}
+	return append([]byte(nil), v...), nil
+}
