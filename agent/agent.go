@@ -142,4 +142,8 @@ type Input struct {
 	Model string
 	// RunID is assigned when empty.
 	RunID string
+	// OnBegin, when set, runs inside the transaction that stores the
+	// user's message in the thread (for example to delete the message's
+	// copy in an intake queue, so it is handled exactly once).
+	OnBegin func(*store.Tx) error
 }

@@ -215,6 +215,11 @@ func (r *run) begin() error {
 		if err := tx.AppendMessages(in.ThreadID, user); err != nil {
 			return err
 		}
+		if in.OnBegin != nil {
+			if err := in.OnBegin(tx); err != nil {
+				return err
+			}
+		}
 		if err := tx.PutThread(&thread); err != nil {
 			return err
 		}

@@ -29,9 +29,17 @@ type Inbound struct {
 	UserID    string // the platform's user id
 	UserName  string
 	MessageID string // the platform's id of this message
-	Text      string
-	Files     []Attachment // files that came with the message
-	Time      time.Time
+	// ReplyTo is the platform id of the message this one answers. A reply
+	// to any message of a conversation (the bot's or a person's)
+	// continues that conversation.
+	ReplyTo string
+	// EventKey identifies the platform event that carried the message
+	// ("telegram:update:5001"); a second Publish with the same key is
+	// dropped, so redeliveries after a crash are handled once.
+	EventKey string
+	Text     string
+	Files    []Attachment `json:"-"` // files that came with the message
+	Time     time.Time
 }
 
 // Attachment is a file a person sent. Open is called once, by the router,
@@ -94,10 +102,18 @@ type Outbound struct {
 }
 
 // Sender delivers Outbound messages for one channel. Send returns the
-// platform id of the message it created or edited ("" when there is none).
+// platform ids of the messages it created or edited, the first being the
+// one a later OutEdit should target (a long answer may become several
+// messages); none when the platform has no ids.
 type Sender interface {
 	Name() string
-	Send(ctx context.Context, out *Outbound) (id string, err error)
+	Send(ctx context.Context, out *Outbound) (ids []string, err error)
+}
+
+// Typer is implemented by senders that can show "typing…" while a reply is
+// being worked on. The router calls it about every four seconds.
+type Typer interface {
+	Typing(ctx context.Context, out *Outbound) error
 }
 
 // DeltaStreamer is implemented by senders that show an answer as it arrives
@@ -199,7 +215,14 @@ func (b *Bus) Publish(ctx context.Context, in *Inbound) error {
 	if in.Time.IsZero() {
 		in.Time = b.opts.Now()
 	}
+	b.resolveReply(in)
+	if b.seen(in) {
+		return nil
+	}
 	if name, args, ok := parseCommand(in.Text); ok {
+		if _, dup, err := b.record(in, false); err != nil || dup {
+			return err
+		}
 		return b.command(ctx, in, name, args)
 	}
 	return b.enqueue(ctx, in)
@@ -221,19 +244,27 @@ func (b *Bus) send(ctx context.Context, chatKey string, out *Outbound) (string, 
 	if !ok {
 		return "", errors.New("bus: no sender for channel " + out.Channel)
 	}
-	id, err := s.Send(ctx, out)
+	ids, err := s.Send(ctx, out)
 	if err != nil {
 		b.log.Warn("send failed", "channel", out.Channel, "chat", out.ChatID, "kind", out.Kind, "err", err)
 		return "", err
 	}
-	if id != "" && out.Kind == OutMessage {
+	if len(ids) == 0 {
+		return "", nil
+	}
+	if out.Kind != OutDelta && out.Kind != OutActivity {
 		if err := b.opts.Store.Batch(func(tx *store.Tx) error {
-			return tx.PutBotMessage(out.Channel, out.ChatID, id, chatKey)
+			for _, id := range ids {
+				if err := tx.PutBotMessage(out.Channel, out.ChatID, id, chatKey); err != nil {
+					return err
+				}
+			}
+			return nil
 		}); err != nil {
 			b.log.Error("recording sent message", "channel", out.Channel, "err", err)
 		}
 	}
-	return id, nil
+	return ids[0], nil
 }
 
 // WaitIdle blocks until no conversation has queued or running work, or ctx
@@ -258,7 +289,7 @@ func (b *Bus) WaitIdle(ctx context.Context) error {
 
 // Close stops accepting messages, cancels running turns with cause, and
 // waits for them to record their state (or ctx to end). Queued messages
-// that never ran are dropped.
+// that never ran stay stored; Recover runs them after a restart.
 func (b *Bus) Close(ctx context.Context, cause error) {
 	b.mu.Lock()
 	b.closed = true

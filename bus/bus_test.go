@@ -100,7 +100,7 @@ func newEditChannel() *editChannel {
 
 func (c *editChannel) Name() string                      { return "plat" }
 func (c *editChannel) EditInterval(string) time.Duration { return 0 }
-func (c *editChannel) Send(_ context.Context, out *Outbound) (string, error) {
+func (c *editChannel) Send(_ context.Context, out *Outbound) ([]string, error) {
 	c.mu.Lock()
 	defer func() { c.mu.Unlock(); c.changed <- struct{}{} }()
 	switch out.Kind {
@@ -109,16 +109,16 @@ func (c *editChannel) Send(_ context.Context, out *Outbound) (string, error) {
 		id := fmt.Sprintf("m%d", c.next)
 		c.texts[id] = out.Text
 		c.log = append(c.log, fmt.Sprintf("send %s final=%v: %s", id, out.Final, out.Text))
-		return id, nil
+		return []string{id}, nil
 	case OutEdit:
 		if c.failEdits {
-			return "", errors.New("edit refused")
+			return nil, errors.New("edit refused")
 		}
 		c.texts[out.EditID] = out.Text
 		c.log = append(c.log, fmt.Sprintf("edit %s final=%v: %s", out.EditID, out.Final, out.Text))
-		return out.EditID, nil
+		return []string{out.EditID}, nil
 	}
-	return "", nil
+	return nil, nil
 }
 
 // waitText blocks until message id shows want.

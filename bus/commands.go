@@ -89,12 +89,14 @@ func (b *Bus) cmdStop(ctx context.Context, in *Inbound) error {
 	b.mu.Lock()
 	c := b.convLocked(in.ChatKey())
 	dropped := len(c.queue)
+	gone := c.queue
 	c.queue = nil
 	var threadID string
 	if c.running != nil {
 		threadID = c.running.threadID
 	}
 	b.mu.Unlock()
+	b.forgetInbound(gone)
 	stopped := threadID != "" && b.opts.Agent.Stop(threadID)
 	switch {
 	case !stopped && dropped == 0:

@@ -41,6 +41,7 @@ type delivery struct {
 	msgID  string
 	kick   chan struct{} // never closed; nil for DeltaStreamers
 	stop   chan struct{} // closed to end the edit loop
+	typing chan struct{} // closed to end the typing loop; nil without a Typer
 	ticker sync.WaitGroup
 }
 
@@ -61,7 +62,33 @@ func newDelivery(b *Bus, in *Inbound) *delivery {
 		d.ticker.Add(1)
 		go d.editLoop(d.kick, d.stop)
 	}
+	if t, ok := s.(Typer); ok {
+		d.typing = make(chan struct{})
+		d.ticker.Add(1)
+		go d.typeLoop(t, d.typing)
+	}
 	return d
+}
+
+// typingEvery is how often "typing…" is renewed; platforms show it for
+// about five seconds.
+const typingEvery = 4 * time.Second
+
+// typeLoop shows "typing…" until stop closes.
+func (d *delivery) typeLoop(t Typer, stop <-chan struct{}) {
+	defer d.ticker.Done()
+	tick := time.NewTicker(typingEvery)
+	defer tick.Stop()
+	for {
+		if err := t.Typing(context.Background(), d.out(OutMessage, "")); err != nil {
+			d.b.log.Debug("typing", "chat", d.key, "err", err)
+		}
+		select {
+		case <-tick.C:
+		case <-stop:
+			return
+		}
+	}
 }
 
 func (d *delivery) out(kind OutKind, text string) *Outbound {
@@ -207,6 +234,7 @@ func (d *delivery) final(ctx context.Context, text string, failed bool) {
 	}
 	defer d.sendFiles(ctx)
 	if d.stream {
+		d.stopEdits()
 		o := d.out(OutMessage, text)
 		if d.streamed && !failed {
 			o.Kind = OutDelta // the text is already on screen; just end it
@@ -237,11 +265,15 @@ func (d *delivery) final(ctx context.Context, text string, failed bool) {
 }
 
 func (d *delivery) stopEdits() {
+	if d.typing != nil {
+		close(d.typing)
+		d.typing = nil
+	}
 	if d.stop != nil {
 		close(d.stop)
 		d.stop = nil
-		d.ticker.Wait()
 	}
+	d.ticker.Wait()
 }
 
 func (d *delivery) close() { d.stopEdits() }

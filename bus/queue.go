@@ -26,6 +26,7 @@ type conv struct {
 type item struct {
 	in       *Inbound
 	threadID string
+	seq      uint64 // its stored copy (store inbound queue); 0 if none
 }
 
 // conv returns the conversation for key, creating its routing state.
@@ -78,8 +79,9 @@ func (b *Bus) newThreadTx(tx *store.Tx, key string) (string, error) {
 	return t.ID, tx.SetChatThread(key, t.ID)
 }
 
-// enqueue adds in to its conversation's queue and makes sure a worker runs
-// it.
+// enqueue stores in (after saving its files), adds it to its
+// conversation's queue and makes sure a worker runs it. It returns once the
+// message is durable.
 func (b *Bus) enqueue(ctx context.Context, in *Inbound) error {
 	key := in.ChatKey()
 	threadID, err := b.threadFor(key)
@@ -88,38 +90,53 @@ func (b *Bus) enqueue(ctx context.Context, in *Inbound) error {
 		b.reply(ctx, in, "I couldn't open this conversation's history; please try again.")
 		return err
 	}
+	b.mu.Lock()
+	closed, waiting := b.closed, len(b.convLocked(key).queue)
+	b.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if waiting >= b.opts.MaxQueued {
+		return b.reply(ctx, in, fmt.Sprintf("I already have %d messages waiting in this conversation, so I didn't take this one. Send it again once I've caught up, or /stop to cancel the current work.", waiting))
+	}
 	b.saveUploads(ctx, in, threadID)
 	if in.Text == "" {
 		return nil // only files, and none could be saved
 	}
+	seq, dup, err := b.record(in, true)
+	if err != nil || dup {
+		return err
+	}
+	if ahead := b.push(in, threadID, seq); ahead > 0 {
+		return b.reply(ctx, in, fmt.Sprintf("Queued: I'll answer this when I'm done with the current message (%d waiting).", ahead))
+	}
+	return nil
+}
+
+// push queues a stored message and starts the conversation's worker if
+// needed. It returns how many messages now wait in front of the current
+// run's end, 0 when this one runs now (or right after an answer the user
+// has already seen).
+func (b *Bus) push(in *Inbound, threadID string, seq uint64) int {
 	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return ErrClosed
-	}
-	c := b.convLocked(key)
-	if len(c.queue) >= b.opts.MaxQueued {
-		n := len(c.queue)
-		b.mu.Unlock()
-		return b.reply(ctx, in, fmt.Sprintf("I already have %d messages waiting in this conversation, so I didn't take this one. Send it again once I've caught up, or /stop to cancel the current work.", n))
-	}
-	c.queue = append(c.queue, &item{in: in, threadID: threadID})
+	c := b.convLocked(in.ChatKey())
+	c.queue = append(c.queue, &item{in: in, threadID: threadID, seq: seq})
 	start := c.running == nil && len(c.queue) == 1
-	ahead, quiet := len(c.queue), c.answered && len(c.queue) == 1
+	ahead := len(c.queue)
+	if c.answered && len(c.queue) == 1 {
+		ahead = 0
+	}
 	if start {
 		c.running = c.queue[0]
 		c.queue = c.queue[1:]
 		b.workers++
+		ahead = 0
 	}
 	b.mu.Unlock()
 	if start {
 		go b.work(c)
-		return nil
 	}
-	if quiet {
-		return nil
-	}
-	return b.reply(ctx, in, fmt.Sprintf("Queued: I'll answer this when I'm done with the current message (%d waiting).", ahead))
+	return ahead
 }
 
 // work runs the conversation's queue until it is empty.
@@ -158,11 +175,16 @@ func (b *Bus) runItem(c *conv, it *item) {
 		c.answered = true
 		b.mu.Unlock()
 	}
+	var onBegin func(*store.Tx) error
+	if it.seq != 0 {
+		onBegin = func(tx *store.Tx) error { return tx.DeleteInbound(it.seq) }
+	}
 	for ev := range b.opts.Agent.Run(ctx, agent.Input{
 		ThreadID: it.threadID,
 		ChatKey:  in.ChatKey(),
 		UserID:   in.Channel + ":" + in.UserID,
 		Text:     in.Text,
+		OnBegin:  onBegin,
 	}) {
 		d.handle(ctx, ev)
 	}

@@ -80,6 +80,15 @@ func (tx *Tx) MarkSeen(key string, now time.Time) (seen bool, err error) {
 	return false, b.Put([]byte(key), be64(uint64(now.Unix())))
 }
 
+// Seen reports whether key was recorded by MarkSeen.
+func (tx *Tx) Seen(key string) (bool, error) {
+	b, err := tx.bucket(bucketDedup)
+	if err != nil {
+		return false, err
+	}
+	return b.Get([]byte(key)) != nil, nil
+}
+
 // PruneSeen forgets keys first seen before cutoff and returns how many.
 func (tx *Tx) PruneSeen(cutoff time.Time) (int, error) {
 	b, err := tx.bucket(bucketDedup)

@@ -48,6 +48,9 @@ func TestMarkSeenAndPrune(t *testing.T) {
 			}
 		}
 		tx.MarkSeen("telegram:5002", day.Add(48*time.Hour))
+		if seen, _ := tx.Seen("telegram:5002"); !seen {
+			t.Error("Seen does not see a marked key")
+		}
 		n, err := tx.PruneSeen(day.Add(24 * time.Hour))
 		if n != 1 || err != nil {
 			t.Errorf("pruned %d, %v", n, err)

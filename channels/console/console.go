@@ -54,7 +54,7 @@ func (c *Console) Name() string { return Name }
 func (c *Console) StreamsDeltas() bool { return true }
 
 // Send implements bus.Sender.
-func (c *Console) Send(_ context.Context, out *bus.Outbound) (string, error) {
+func (c *Console) Send(_ context.Context, out *bus.Outbound) ([]string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var b strings.Builder
@@ -87,9 +87,9 @@ func (c *Console) Send(_ context.Context, out *bus.Outbound) (string, error) {
 		b.WriteString(c.o.Prompt)
 	}
 	if _, err := io.WriteString(c.o.Out, b.String()); err != nil {
-		return "", fmt.Errorf("console: write: %w", err)
+		return nil, fmt.Errorf("console: write: %w", err)
 	}
-	return "", nil
+	return nil, nil
 }
 
 func (c *Console) newline(b *strings.Builder) {

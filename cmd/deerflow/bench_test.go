@@ -35,11 +35,11 @@ func (instantModel) Stream(_ context.Context, _ *llm.Request) iter.Seq2[llm.Chun
 type finalSender struct{ final chan string }
 
 func (s *finalSender) Name() string { return "bench" }
-func (s *finalSender) Send(_ context.Context, out *bus.Outbound) (string, error) {
+func (s *finalSender) Send(_ context.Context, out *bus.Outbound) ([]string, error) {
 	if out.Final {
 		s.final <- out.Text
 	}
-	return "", nil
+	return nil, nil
 }
 
 // benchTurns publishes b.N messages one after another, round-robin over
@@ -120,14 +120,14 @@ func BenchmarkThroughput(b *testing.B) {
 type chatSender struct{ final chan string }
 
 func (s *chatSender) Name() string { return "bench" }
-func (s *chatSender) Send(_ context.Context, out *bus.Outbound) (string, error) {
+func (s *chatSender) Send(_ context.Context, out *bus.Outbound) ([]string, error) {
 	if out.Final {
 		if out.Text != "pong" {
 			panic("unexpected final message: " + out.Text)
 		}
 		s.final <- out.ChatID
 	}
-	return "", nil
+	return nil, nil
 }
 
 func reportPercentiles(b *testing.B, lat []time.Duration) {

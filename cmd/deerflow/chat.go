@@ -52,6 +52,9 @@ func runConsole(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, 
 		Prompt: promptFor(tty),
 	})
 	a.bus.Register(c)
+	if _, err := a.bus.Recover(ctx); err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -79,7 +80,7 @@ type chanRecorder struct {
 }
 
 func (c *chanRecorder) Name() string { return "test" }
-func (c *chanRecorder) Send(_ context.Context, out *bus.Outbound) (string, error) {
+func (c *chanRecorder) Send(_ context.Context, out *bus.Outbound) ([]string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cp := *out
@@ -88,7 +89,7 @@ func (c *chanRecorder) Send(_ context.Context, out *bus.Outbound) (string, error
 	case c.note <- struct{}{}:
 	default:
 	}
-	return "m" + string(rune('0'+len(c.outs)%10)), nil
+	return []string{fmt.Sprintf("m%d", len(c.outs))}, nil
 }
 
 // finals returns the final texts sent to chat.

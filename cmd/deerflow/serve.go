@@ -32,6 +32,12 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	errc := make(chan error, len(chans))
 	for _, ch := range chans {
 		a.bus.Register(ch)
+	}
+	if _, err := a.bus.Recover(ctx); err != nil {
+		a.shutdown(time.Second)
+		return err
+	}
+	for _, ch := range chans {
 		go func() { errc <- ch.Start(ctx, a.bus) }()
 	}
 	log.Info("deerflow serving", "version", versionString(), "channels", len(chans), "data_dir", cfg.DataDir)

@@ -1,0 +1,198 @@
+package bus
+
+import (
+	"context"
+	"io"
+	"iter"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/llm"
+	"github.com/deerflow/deerflow/store"
+)
+
+// echoModel answers "you said: <last user text>".
+type echoModel struct{}
+
+func (echoModel) Stream(_ context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		last := req.Messages[len(req.Messages)-1].Content
+		yield(llm.Chunk{Done: &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: "you said: " + last}, FinishReason: "stop"}}, nil)
+	}
+}
+
+// openBus wires a bus over the store at path with model m.
+func openBus(t *testing.T, path string, m llm.Model) (*Bus, *store.Store) {
+	t.Helper()
+	st, err := store.Open(path, store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ag, err := agent.New(agent.Options{Store: st, Models: []agent.ModelRef{{Name: "m", ID: "m", Model: m}}, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(Options{Store: st, Agent: ag, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, st
+}
+
+func TestQueuedMessagesSurviveRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "deerflow.db")
+	m := &stepModel{step: make(chan string)}
+	b, st := openBus(t, path, m)
+	ch := newEditChannel()
+	b.Register(ch)
+	ctx := context.Background()
+	msg := func(text string) *Inbound { return &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: text} }
+	b.Publish(ctx, msg("first"))
+	m.step <- "working on it"
+	ch.waitText(t, "m1", "working on it")
+	b.Publish(ctx, msg("second"))
+	b.Publish(ctx, msg("third"))
+	// The process is told to stop: the running turn is cancelled, the
+	// queued ones stay stored.
+	b.Close(ctx, agent.ErrStopped)
+	st.Close()
+
+	b, st = openBus(t, path, echoModel{})
+	defer st.Close()
+	ch2 := newEditChannel()
+	b.Register(ch2)
+	n, err := b.Recover(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("recovered %d, %v", n, err)
+	}
+	b.WaitIdle(ctx)
+	ch2.mu.Lock()
+	got := strings.Join(ch2.log, "\n")
+	ch2.mu.Unlock()
+	if !strings.Contains(got, "you said: second") || !strings.Contains(got, "you said: third") ||
+		strings.Index(got, "second") > strings.Index(got, "third") {
+		t.Fatalf("after restart:\n%s", got)
+	}
+	// Each ran once: nothing is left to recover.
+	if n, _ := b.Recover(ctx); n != 0 {
+		t.Errorf("recovered again: %d", n)
+	}
+}
+
+func TestRedeliveryIsDropped(t *testing.T) {
+	b, st := openBus(t, filepath.Join(t.TempDir(), "deerflow.db"), echoModel{})
+	defer st.Close()
+	ch := newEditChannel()
+	b.Register(ch)
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", EventKey: "plat:update:42", Text: "once"})
+	}
+	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", EventKey: "plat:update:43", Text: "/help"})
+	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", EventKey: "plat:update:43", Text: "/help"})
+	b.WaitIdle(ctx)
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if strings.Count(strings.Join(ch.log, "\n"), "you said: once") != 1 || strings.Count(strings.Join(ch.log, "\n"), "Commands:") != 1 {
+		t.Fatalf("log:\n%s", strings.Join(ch.log, "\n"))
+	}
+}
+
+func TestReplyContinuesConversation(t *testing.T) {
+	b, st := openBus(t, filepath.Join(t.TempDir(), "deerflow.db"), echoModel{})
+	defer st.Close()
+	ch := newEditChannel()
+	b.Register(ch)
+	ctx := context.Background()
+	// A group: each fresh mention starts its own conversation (topic =
+	// its message id); replies continue the conversation they answer.
+	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "g", Topic: "m100", MessageID: "100", UserID: "u1", Text: "first question"})
+	b.WaitIdle(ctx)
+	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "g", Topic: "m200", MessageID: "200", UserID: "u2", Text: "other question"})
+	b.WaitIdle(ctx)
+	// Reply to the bot's answer to the first question (message m1).
+	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "g", Topic: "m300", MessageID: "300", ReplyTo: "m1", UserID: "u1", Text: "follow-up"})
+	b.WaitIdle(ctx)
+	// Reply to the person's own first message.
+	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "g", Topic: "m400", MessageID: "400", ReplyTo: "100", UserID: "u1", Text: "and another"})
+	b.WaitIdle(ctx)
+
+	first, err := st.ChatThread("plat:g:m100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, _ := st.Messages(first, 0)
+	var users []string
+	for _, m := range msgs {
+		if m.Role == "user" {
+			users = append(users, m.Content)
+		}
+	}
+	if got := strings.Join(users, "|"); got != "first question|follow-up|and another" {
+		t.Errorf("first conversation got %q", got)
+	}
+	if _, err := st.ChatThread("plat:g:m300"); err == nil {
+		t.Error("the reply started a conversation of its own")
+	}
+}
+
+// typingChannel counts typing calls.
+type typingChannel struct {
+	*editChannel
+	mu    sync.Mutex
+	typed int
+}
+
+func (c *typingChannel) Typing(context.Context, *Outbound) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.typed++
+	return nil
+}
+
+func TestTypingWhileWorking(t *testing.T) {
+	m := &stepModel{step: make(chan string)}
+	b, st := openBus(t, filepath.Join(t.TempDir(), "deerflow.db"), m)
+	defer st.Close()
+	ch := &typingChannel{editChannel: newEditChannel()}
+	b.Register(ch)
+	ctx := context.Background()
+	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "hi"})
+	m.step <- "thinking"
+	ch.waitText(t, "m1", "thinking")
+	close(m.step)
+	b.WaitIdle(ctx)
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.typed < 1 {
+		t.Errorf("typing shown %d times", ch.typed)
+	}
+}
+
+func TestStopForgetsDroppedMessages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "deerflow.db")
+	m := &stepModel{step: make(chan string)}
+	b, st := openBus(t, path, m)
+	ch := newEditChannel()
+	b.Register(ch)
+	ctx := context.Background()
+	msg := func(text string) *Inbound { return &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: text} }
+	b.Publish(ctx, msg("first"))
+	m.step <- "x"
+	ch.waitText(t, "m1", "x")
+	b.Publish(ctx, msg("second"))
+	b.Publish(ctx, msg("/stop"))
+	b.WaitIdle(ctx)
+	b.Close(ctx, agent.ErrStopped)
+	st.Close()
+	b, st = openBus(t, path, echoModel{})
+	defer st.Close()
+	if n, _ := b.Recover(ctx); n != 0 {
+		t.Errorf("a message dropped by /stop came back after restart (%d)", n)
+	}
+}
