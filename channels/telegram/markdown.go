@@ -1,0 +1,602 @@
+package telegram
+
+import (
+	"bufio"
+	"bytes"
+	"html"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
+	ghtml "github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// mdParser parses CommonMark plus the GFM pieces LLMs use (strikethrough,
+// tables, task lists). Linkify is left out on purpose: Telegram clients
+// detect bare URLs themselves.
+var mdParser parser.Parser = goldmark.New(goldmark.WithExtensions(
+	extension.Strikethrough,
+	extension.Table,
+	extension.TaskList,
+)).Parser()
+
+// RenderHTML converts Markdown (as written by an LLM) into the HTML subset
+// accepted by the Telegram Bot API with parse_mode=HTML: b, i, s, code, pre,
+// pre>code.language-x, a href and blockquote. All text is escaped; raw HTML in
+// the input is shown as text. Constructs Telegram cannot show (headings,
+// lists, tables, images, rules) are turned into plain-text equivalents.
+//
+// The result has balanced, properly nested tags, no trailing whitespace, and
+// is "" for blank input. RenderHTML never panics.
+func RenderHTML(markdown string) (out string) {
+	src := mdSanitize(markdown)
+	defer func() {
+		if recover() != nil {
+			out = mdTrimRight(mdEscape(strings.TrimSpace(src)))
+		}
+	}()
+	b := []byte(src)
+	doc := mdParser.Parse(text.NewReader(b))
+	r := &mdRenderer{src: b}
+	return strings.TrimLeft(mdTrimRight(r.blocks(doc)), " \t\n")
+}
+
+// mdSanitize makes the input valid UTF-8 without NULs and with \n line ends.
+func mdSanitize(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if strings.ContainsRune(s, 0) {
+		s = strings.ReplaceAll(s, "\x00", "\uFFFD")
+	}
+	if strings.ContainsRune(s, '\r') {
+		s = strings.ReplaceAll(s, "\r\n", "\n")
+		s = strings.ReplaceAll(s, "\r", "\n")
+	}
+	return s
+}
+
+func mdTrimRight(s string) string { return strings.TrimRight(s, " \t\n\r\f\v") }
+
+var mdEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+var mdAttrEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
+
+// mdEscape escapes text for Telegram HTML (&, <, >).
+func mdEscape(s string) string { return mdEscaper.Replace(s) }
+
+type mdRenderer struct {
+	src []byte
+
+	indent    string // written after every line break inside inline content
+	listDepth int
+	quote     int // blockquote nesting (Telegram can't nest quotes)
+
+	plain  bool // plain-text mode (table cells, image alt): no tags, no escaping
+	bold   int
+	italic int
+	strike int
+	link   int
+}
+
+// blocks renders the block children of n separated by blank lines.
+func (r *mdRenderer) blocks(n ast.Node) string {
+	var parts []string
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		if s := r.block(c); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func (r *mdRenderer) block(n ast.Node) string {
+	var s string
+	switch n := n.(type) {
+	case *ast.Paragraph, *ast.TextBlock:
+		s = r.inlineString(n)
+	case *ast.Heading:
+		r.bold++
+		inner := r.inlineString(n)
+		r.bold--
+		if strings.TrimSpace(inner) != "" {
+			s = "<b>" + inner + "</b>"
+		}
+	case *ast.ThematicBreak:
+		s = "———"
+	case *ast.FencedCodeBlock:
+		s = r.codeBlock(n, string(n.Language(r.src)))
+	case *ast.CodeBlock:
+		s = r.codeBlock(n, "")
+	case *ast.Blockquote:
+		r.quote++
+		inner := r.blocks(n)
+		r.quote--
+		if mdTrimRight(inner) != "" {
+			if r.quote > 0 {
+				s = inner
+			} else {
+				s = "<blockquote>" + mdTrimRight(inner) + "</blockquote>"
+			}
+		}
+	case *ast.List:
+		s = r.list(n)
+	case *ast.LinkReferenceDefinition:
+		// consumed by the parser; not shown
+	case *ast.HTMLBlock:
+		var b strings.Builder
+		r.rawLines(&b, n.Lines())
+		if n.HasClosure() {
+			b.Write(n.ClosureLine.Value(r.src))
+		}
+		s = r.textLines(strings.TrimRight(b.String(), "\n"))
+	case *east.Table:
+		s = r.table(n)
+	default:
+		if n.Type() == ast.TypeInline {
+			var b strings.Builder
+			r.inline(&b, n)
+			s = b.String()
+		} else if n.HasChildren() {
+			if n.FirstChild().Type() == ast.TypeBlock {
+				s = r.blocks(n)
+			} else {
+				s = r.inlineString(n)
+			}
+		} else if n.Lines() != nil && n.Lines().Len() > 0 {
+			var b strings.Builder
+			r.rawLines(&b, n.Lines())
+			s = r.textLines(strings.TrimRight(b.String(), "\n"))
+		}
+	}
+	return mdTrimRight(s)
+}
+
+func (r *mdRenderer) rawLines(b *strings.Builder, lines *text.Segments) {
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		b.Write(seg.Value(r.src))
+	}
+}
+
+// textLines escapes s and indents its continuation lines.
+func (r *mdRenderer) textLines(s string) string {
+	var b strings.Builder
+	r.text(&b, s)
+	return b.String()
+}
+
+func (r *mdRenderer) codeBlock(n ast.Node, lang string) string {
+	var b strings.Builder
+	r.rawLines(&b, n.Lines())
+	code := strings.TrimRight(b.String(), " \t\n")
+	if strings.TrimSpace(code) == "" {
+		return ""
+	}
+	lang = mdSanitizeLang(lang)
+	if lang == "" {
+		return "<pre>" + mdEscape(code) + "</pre>"
+	}
+	return `<pre><code class="language-` + lang + `">` + mdEscape(code) + "</code></pre>"
+}
+
+// mdSanitizeLang keeps only [A-Za-z0-9_+-] of a fence info word.
+func mdSanitizeLang(lang string) string {
+	var b strings.Builder
+	for i := 0; i < len(lang) && b.Len() < 32; i++ {
+		c := lang[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '+' || c == '-' {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func (r *mdRenderer) list(l *ast.List) string {
+	// Indentation is capped so that absurdly deep nesting stays linear.
+	prefix := strings.Repeat("  ", min(r.listDepth, 10))
+	num := l.Start
+	delim := "."
+	if l.Marker == ')' {
+		delim = ")"
+	}
+	var lines []string
+	for item := l.FirstChild(); item != nil; item = item.NextSibling() {
+		marker := "• "
+		if l.IsOrdered() {
+			marker = strconv.Itoa(num) + delim + " "
+			num++
+		} else if mdHasCheckBox(item) {
+			marker = "" // the check box is the bullet
+		}
+		saved := r.indent
+		r.indent = prefix + "  "
+		r.listDepth++
+		body := r.listItem(item)
+		r.listDepth--
+		r.indent = saved
+		if strings.HasPrefix(body, "\n") {
+			marker = strings.TrimRight(marker, " ")
+		}
+		lines = append(lines, mdTrimRight(prefix+marker+body))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func mdHasCheckBox(item ast.Node) bool {
+	fc := item.FirstChild()
+	if fc == nil {
+		return false
+	}
+	_, ok := fc.FirstChild().(*east.TaskCheckBox)
+	return ok
+}
+
+func (r *mdRenderer) listItem(item ast.Node) string {
+	var b strings.Builder
+	first := true
+	for c := item.FirstChild(); c != nil; c = c.NextSibling() {
+		s := r.block(c)
+		if s == "" {
+			continue
+		}
+		switch c.(type) {
+		case *ast.List:
+			b.WriteString("\n")
+		case *ast.Paragraph, *ast.TextBlock, *ast.Heading, *ast.ThematicBreak, *ast.HTMLBlock:
+			if !first {
+				b.WriteString("\n" + r.indent)
+			}
+		default:
+			if !first {
+				b.WriteString("\n")
+			}
+		}
+		b.WriteString(s)
+		first = false
+	}
+	return b.String()
+}
+
+func (r *mdRenderer) table(t *east.Table) string {
+	var rows [][]string
+	header := false
+	for row := t.FirstChild(); row != nil; row = row.NextSibling() {
+		if _, ok := row.(*east.TableHeader); ok && len(rows) == 0 {
+			header = true
+		}
+		var cells []string
+		for cell := row.FirstChild(); cell != nil; cell = cell.NextSibling() {
+			cells = append(cells, strings.TrimSpace(r.plainString(cell)))
+		}
+		rows = append(rows, cells)
+	}
+	ncol := 0
+	for _, row := range rows {
+		ncol = max(ncol, len(row))
+	}
+	if ncol == 0 {
+		return ""
+	}
+	widths := make([]int, ncol)
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], mdStringWidth(c))
+		}
+	}
+	var lines []string
+	for ri, row := range rows {
+		var b strings.Builder
+		for i := 0; i < ncol; i++ {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			cell := ""
+			if i < len(row) {
+				cell = row[i]
+			}
+			align := east.AlignNone
+			if i < len(t.Alignments) {
+				align = t.Alignments[i]
+			}
+			pad := widths[i] - mdStringWidth(cell)
+			left := 0
+			switch align {
+			case east.AlignRight:
+				left = pad
+			case east.AlignCenter:
+				left = pad / 2
+			}
+			b.WriteString(strings.Repeat(" ", left))
+			b.WriteString(cell)
+			b.WriteString(strings.Repeat(" ", pad-left))
+		}
+		lines = append(lines, strings.TrimRight(b.String(), " "))
+		if ri == 0 && header {
+			var sep []string
+			for _, w := range widths {
+				sep = append(sep, strings.Repeat("-", max(w, 1)))
+			}
+			lines = append(lines, strings.Join(sep, "-+-"))
+		}
+	}
+	body := strings.Join(lines, "\n")
+	if strings.TrimSpace(body) == "" {
+		return ""
+	}
+	return "<pre>" + mdEscape(body) + "</pre>"
+}
+
+// mdStringWidth approximates the monospace display width of s.
+func mdStringWidth(s string) int {
+	w := 0
+	for _, c := range s {
+		w += mdRuneWidth(c)
+	}
+	return w
+}
+
+func mdRuneWidth(c rune) int {
+	switch {
+	case c == 0x200D || c >= 0xFE00 && c <= 0xFE0F || c >= 0x1F3FB && c <= 0x1F3FF || c >= 0xE0000 && c <= 0xE007F:
+		return 0 // joiners, variation selectors, skin tones, tags
+	case unicode.In(c, unicode.Mn, unicode.Me, unicode.Cf):
+		return 0
+	case c >= 0x1100 && c <= 0x115F, c >= 0x2E80 && c <= 0x303E, c >= 0x3041 && c <= 0x33FF,
+		c >= 0x3400 && c <= 0x4DBF, c >= 0x4E00 && c <= 0x9FFF, c >= 0xA000 && c <= 0xA4CF,
+		c >= 0xAC00 && c <= 0xD7A3, c >= 0xF900 && c <= 0xFAFF, c >= 0xFE30 && c <= 0xFE4F,
+		c >= 0xFF00 && c <= 0xFF60, c >= 0xFFE0 && c <= 0xFFE6, c >= 0x1F300 && c <= 0x1F64F,
+		c >= 0x1F900 && c <= 0x1F9FF, c >= 0x1F680 && c <= 0x1F6FF, c >= 0x20000 && c <= 0x3FFFD:
+		return 2
+	}
+	return 1
+}
+
+// inlineString renders the inline children of n.
+func (r *mdRenderer) inlineString(n ast.Node) string {
+	var b strings.Builder
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		r.inline(&b, c)
+	}
+	return b.String()
+}
+
+// plainString renders the inline children of n as unescaped plain text.
+func (r *mdRenderer) plainString(n ast.Node) string {
+	saved := r.plain
+	r.plain = true
+	s := r.inlineString(n)
+	r.plain = saved
+	return s
+}
+
+// text writes plain text s, escaping it (unless in plain mode) and turning
+// line breaks into newline+indent (or a space in plain mode).
+func (r *mdRenderer) text(b *strings.Builder, s string) {
+	for {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			break
+		}
+		r.text1(b, s[:i])
+		r.newline(b)
+		s = s[i+1:]
+	}
+	r.text1(b, s)
+}
+
+func (r *mdRenderer) text1(b *strings.Builder, s string) {
+	if r.plain {
+		b.WriteString(s)
+	} else {
+		mdEscaper.WriteString(b, s)
+	}
+}
+
+func (r *mdRenderer) newline(b *strings.Builder) {
+	if r.plain {
+		b.WriteByte(' ')
+		return
+	}
+	b.WriteByte('\n')
+	b.WriteString(r.indent)
+}
+
+func (r *mdRenderer) wrap(b *strings.Builder, name string, depth *int, n ast.Node) {
+	if r.plain || *depth > 0 {
+		b.WriteString(r.inlineString(n))
+		return
+	}
+	*depth++
+	inner := r.inlineString(n)
+	*depth--
+	b.WriteString("<" + name + ">" + inner + "</" + name + ">")
+}
+
+func (r *mdRenderer) inline(b *strings.Builder, n ast.Node) {
+	switch n := n.(type) {
+	case *ast.Text:
+		v := n.Value(r.src)
+		if n.IsRaw() {
+			r.text(b, string(v))
+		} else {
+			r.text(b, mdResolveText(v))
+		}
+		if n.HardLineBreak() || n.SoftLineBreak() {
+			r.newline(b)
+		}
+	case *ast.String:
+		if n.IsCode() || n.IsRaw() {
+			r.text(b, string(n.Value))
+		} else {
+			r.text(b, mdResolveText(n.Value))
+		}
+	case *ast.CodeSpan:
+		var cb strings.Builder
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			switch t := c.(type) {
+			case *ast.Text:
+				cb.Write(t.Segment.Value(r.src))
+			case *ast.String:
+				cb.Write(t.Value)
+			}
+		}
+		code := strings.ReplaceAll(cb.String(), "\n", " ")
+		if r.plain || r.link > 0 {
+			r.text1(b, code)
+		} else {
+			b.WriteString("<code>" + mdEscape(code) + "</code>")
+		}
+	case *ast.Emphasis:
+		if n.Level >= 2 {
+			r.wrap(b, "b", &r.bold, n)
+		} else {
+			r.wrap(b, "i", &r.italic, n)
+		}
+	case *east.Strikethrough:
+		r.wrap(b, "s", &r.strike, n)
+	case *ast.Link:
+		r.link++
+		var label string
+		if r.plain {
+			label = r.plainString(n)
+		} else {
+			label = r.inlineString(n)
+		}
+		r.link--
+		r.writeLink(b, n.Destination, true, label)
+	case *ast.AutoLink:
+		url := n.URL(r.src)
+		if n.AutoLinkType == ast.AutoLinkEmail && !bytes.HasPrefix(bytes.ToLower(url), []byte("mailto:")) {
+			url = append([]byte("mailto:"), url...)
+		}
+		label := string(n.Label(r.src))
+		if !r.plain {
+			label = mdEscape(label)
+		}
+		r.writeLink(b, url, false, label)
+	case *ast.Image:
+		alt := strings.TrimSpace(r.plainString(n))
+		if r.link > 0 {
+			r.text1(b, alt) // an image inside a link: just its alt text
+			return
+		}
+		if !r.plain {
+			alt = mdEscape(alt)
+		}
+		r.writeLink(b, n.Destination, true, alt)
+	case *ast.RawHTML:
+		var rb strings.Builder
+		r.rawLines(&rb, n.Segments)
+		r.text(b, rb.String())
+	case *east.TaskCheckBox:
+		if n.IsChecked {
+			b.WriteString("☑ ")
+		} else {
+			b.WriteString("☐ ")
+		}
+	default:
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			r.inline(b, c)
+		}
+	}
+}
+
+// writeLink writes a link with an already rendered label (HTML, or plain text
+// in plain mode). Links with schemes Telegram can't open, and links inside
+// links, become "label (url)".
+func (r *mdRenderer) writeLink(b *strings.Builder, dest []byte, resolve bool, label string) {
+	display := string(dest)
+	if resolve {
+		display = string(util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(dest))))
+	}
+	display = strings.TrimSpace(display)
+	href := string(util.URLEscape(dest, resolve))
+	labelText := label
+	if !r.plain {
+		labelText = mdVisibleText(label)
+	}
+	if strings.TrimSpace(labelText) == "" {
+		label, labelText = display, display
+		if !r.plain {
+			label = mdEscape(display)
+		}
+	}
+	if !r.plain && r.link == 0 && mdSafeHref(href) {
+		b.WriteString(`<a href="` + mdAttrEscaper.Replace(href) + `">` + label + "</a>")
+		return
+	}
+	b.WriteString(label)
+	if display != "" && display != strings.TrimSpace(labelText) {
+		r.text1(b, " ("+display+")")
+	}
+}
+
+// mdSafeHref reports whether Telegram can use u as a link target.
+func mdSafeHref(u string) bool {
+	lower := strings.ToLower(u)
+	for _, p := range []string{"https://", "http://", "tg://"} {
+		if strings.HasPrefix(lower, p) {
+			rest := u[len(p):]
+			return rest != "" && !strings.ContainsAny(rest[:1], "/?#@:") && mdPrintableASCII(rest)
+		}
+	}
+	if strings.HasPrefix(lower, "mailto:") {
+		rest := u[len("mailto:"):]
+		return len(rest) > 2 && strings.Contains(rest, "@") && mdPrintableASCII(rest)
+	}
+	return false
+}
+
+func mdPrintableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// mdVisibleText strips tags from our own rendered HTML and decodes entities.
+func mdVisibleText(s string) string {
+	if !strings.ContainsAny(s, "<&") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '<')
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		j := strings.IndexByte(s[i:], '>')
+		if j < 0 {
+			break
+		}
+		s = s[i+j+1:]
+	}
+	return html.UnescapeString(b.String())
+}
+
+// mdResolveText resolves backslash escapes and entity references in a
+// Markdown text segment, returning plain (unescaped) text.
+func mdResolveText(v []byte) string {
+	if bytes.IndexByte(v, '\\') < 0 && bytes.IndexByte(v, '&') < 0 {
+		return string(v)
+	}
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	ghtml.DefaultWriter.Write(w, v)
+	_ = w.Flush()
+	s := html.UnescapeString(buf.String())
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s
+}
