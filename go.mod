@@ -4,9 +4,12 @@ go 1.26.0
 
 require (
 	github.com/bmatcuk/doublestar/v4 v4.10.4
+	github.com/go-telegram/bot v1.19.0
 	github.com/sashabaranov/go-openai v1.43.0
+	github.com/yuin/goldmark v1.8.7
 	go.etcd.io/bbolt v1.5.0
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/time v0.16.0
 )
 
 require golang.org/x/sys v0.45.0 // indirect

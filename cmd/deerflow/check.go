@@ -44,7 +44,15 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 	}
 	for _, c := range channelSwitches(cfg) {
 		state := "disabled"
-		if c.enabled {
+		switch {
+		case c.enabled && c.name == "telegram":
+			state = "enabled, at " + cfg.Channels.Telegram.APIURL
+			if n := len(cfg.Channels.Telegram.AllowedUsers); n > 0 {
+				state += fmt.Sprintf(", %d allowed user(s)", n)
+			} else {
+				state += ", open to everyone"
+			}
+		case c.enabled:
 			state = "enabled, but this build has no " + c.name + " channel yet"
 		}
 		fmt.Fprintf(w, "channel\t%s: %s\n", c.name, state)

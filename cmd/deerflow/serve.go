@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/channels"
+	"github.com/deerflow/deerflow/channels/telegram"
 	"github.com/deerflow/deerflow/config"
 )
 
@@ -19,26 +20,24 @@ import (
 // state, the store is closed.
 func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	log := newLogger(cfg, stderr)
-	chans, err := platformChannels(cfg)
-	if err != nil {
-		return err
+	if !anyChannel(cfg) {
+		return errors.New("no channel is enabled: set channels.telegram.enabled, channels.slack.enabled or channels.lark.enabled, or use `deerflow chat`")
 	}
 	a, err := newApp(cfg, log)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	errc := make(chan error, len(chans))
-	for _, ch := range chans {
-		a.bus.Register(ch)
-	}
-	if _, err := a.bus.Recover(ctx); err != nil {
+	chans, err := platformChannels(cfg, a)
+	if err != nil {
 		a.shutdown(time.Second)
 		return err
 	}
-	for _, ch := range chans {
-		go func() { errc <- ch.Start(ctx, a.bus) }()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc, err := startChannels(ctx, a, chans)
+	if err != nil {
+		a.shutdown(time.Second)
+		return err
 	}
 	log.Info("deerflow serving", "version", versionString(), "channels", len(chans), "data_dir", cfg.DataDir)
 	select {
@@ -52,19 +51,51 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	return err
 }
 
+// startChannels registers chans with the bus, resumes the messages a
+// previous process accepted, then starts each channel. A channel's fatal
+// error arrives on the returned channel.
+func startChannels(ctx context.Context, a *app, chans []channels.Channel) (<-chan error, error) {
+	for _, ch := range chans {
+		a.bus.Register(ch)
+	}
+	if _, err := a.bus.Recover(ctx); err != nil {
+		return nil, err
+	}
+	errc := make(chan error, len(chans))
+	for _, ch := range chans {
+		go func() { errc <- ch.Start(ctx, a.bus) }()
+	}
+	return errc, nil
+}
+
 // platformChannels builds every enabled chat platform channel.
-func platformChannels(cfg *config.Config) ([]channels.Channel, error) {
+func platformChannels(cfg *config.Config, a *app) ([]channels.Channel, error) {
 	var out []channels.Channel
-	for _, c := range channelSwitches(cfg) {
+	if t := cfg.Channels.Telegram; t.Enabled {
+		ch, err := telegram.New(telegram.Options{
+			Token: t.BotToken, APIURL: t.APIURL, AllowedUsers: t.AllowedUsers,
+			Store: a.store, Logger: a.log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ch)
+	}
+	for _, c := range channelSwitches(cfg)[1:] {
 		if c.enabled {
-			// The platform adapters are not part of this build yet.
 			return nil, fmt.Errorf("channels.%s.enabled: this build of deerflow has no %s channel yet", c.name, c.name)
 		}
 	}
-	if len(out) == 0 {
-		return nil, errors.New("no channel is enabled: set channels.telegram.enabled, channels.slack.enabled or channels.lark.enabled, or use `deerflow chat`")
-	}
 	return out, nil
+}
+
+func anyChannel(cfg *config.Config) bool {
+	for _, c := range channelSwitches(cfg) {
+		if c.enabled {
+			return true
+		}
+	}
+	return false
 }
 
 // channelSwitch is one platform channel and whether the config enables it.

@@ -1,0 +1,172 @@
+package telegram
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/deerflow/deerflow/bus"
+)
+
+// handle turns one update into a bus message, or ignores it. It returns an
+// error only when the message could not be stored (the update must then be
+// delivered again).
+func (c *Channel) handle(ctx context.Context, b *bus.Bus, u *models.Update) error {
+	m := u.Message
+	if m == nil || m.From == nil || m.From.IsBot {
+		return nil
+	}
+	if !c.allowed(m.From) {
+		// Nothing is stored or run for people outside the allow-list.
+		c.log.Info("ignored a message from a user not in allowed_users", "user_id", m.From.ID)
+		return nil
+	}
+	c.heardFrom(m.Chat.ID)
+	text, entities := m.Text, m.Entities
+	if text == "" {
+		text, entities = m.Caption, m.CaptionEntities
+	}
+	in := &bus.Inbound{
+		Channel:   Name,
+		ChatID:    strconv.FormatInt(m.Chat.ID, 10),
+		UserID:    strconv.FormatInt(m.From.ID, 10),
+		UserName:  m.From.Username,
+		MessageID: strconv.Itoa(m.ID),
+		EventKey:  "telegram:update:" + strconv.FormatInt(u.ID, 10),
+	}
+	if m.Chat.Type != models.ChatTypePrivate {
+		addressed, cleaned := c.addressed(m, text, entities)
+		if !addressed {
+			return nil
+		}
+		text = cleaned
+		// A forum topic is one conversation; elsewhere each fresh mention
+		// starts one, and replies continue the one they answer.
+		if m.IsTopicMessage && m.MessageThreadID != 0 {
+			in.Topic = "t" + strconv.Itoa(m.MessageThreadID)
+		} else {
+			in.Topic = "m" + strconv.Itoa(m.ID)
+		}
+		if r := m.ReplyToMessage; r != nil && !(m.IsTopicMessage && r.ID == m.MessageThreadID) {
+			in.ReplyTo = strconv.Itoa(r.ID)
+		}
+	} else {
+		text = stripCommandTarget(text, entities, c.me.Username)
+	}
+	in.Text = text
+	in.Files = c.attachments(m)
+	if strings.TrimSpace(in.Text) == "" && len(in.Files) == 0 {
+		return nil
+	}
+	return b.Publish(ctx, in)
+}
+
+// addressed reports whether a group message is for the bot: it mentions
+// the bot, replies to one of the bot's messages, or is a command (for the
+// bot, or for no bot in particular). It returns the text without the
+// mention or the @botname of a command.
+func (c *Channel) addressed(m *models.Message, text string, entities []models.MessageEntity) (bool, string) {
+	me := strings.ToLower(c.me.Username)
+	yes := m.ReplyToMessage != nil && m.ReplyToMessage.From != nil && m.ReplyToMessage.From.ID == c.me.ID
+	units := utf16.Encode([]rune(text))
+	var cut [][2]int // UTF-16 ranges to remove
+	for _, e := range entities {
+		if e.Offset < 0 || e.Offset+e.Length > len(units) {
+			continue
+		}
+		word := string(utf16.Decode(units[e.Offset : e.Offset+e.Length]))
+		switch e.Type {
+		case models.MessageEntityTypeMention:
+			if strings.EqualFold(strings.TrimPrefix(word, "@"), me) {
+				yes = true
+				cut = append(cut, [2]int{e.Offset, e.Offset + e.Length})
+			}
+		case models.MessageEntityTypeTextMention:
+			if e.User != nil && e.User.ID == c.me.ID {
+				yes = true
+			}
+		case models.MessageEntityTypeBotCommand:
+			if e.Offset != 0 {
+				continue
+			}
+			_, target, hasTarget := strings.Cut(word, "@")
+			if hasTarget && !strings.EqualFold(target, me) {
+				return false, "" // a command for another bot
+			}
+			yes = true
+			if hasTarget {
+				at := strings.IndexByte(word, '@')
+				cut = append(cut, [2]int{e.Offset + len(utf16.Encode([]rune(word[:at]))), e.Offset + e.Length})
+			}
+		}
+	}
+	if !yes {
+		return false, ""
+	}
+	for i := len(cut) - 1; i >= 0; i-- {
+		units = append(units[:cut[i][0]:cut[i][0]], units[cut[i][1]:]...)
+	}
+	return true, strings.Join(strings.Fields(string(utf16.Decode(units))), " ")
+}
+
+// stripCommandTarget turns "/help@thisbot" into "/help" in private chats.
+func stripCommandTarget(text string, entities []models.MessageEntity, me string) string {
+	for _, e := range entities {
+		if e.Type == models.MessageEntityTypeBotCommand && e.Offset == 0 {
+			word, rest, _ := strings.Cut(text, " ")
+			if name, target, ok := strings.Cut(word, "@"); ok && strings.EqualFold(target, me) {
+				return strings.TrimSpace(name + " " + rest)
+			}
+		}
+	}
+	return text
+}
+
+// attachments describes the message's photo or document; each is
+// downloaded only when the router saves it (after the size check).
+func (c *Channel) attachments(m *models.Message) []bus.Attachment {
+	switch {
+	case m.Document != nil:
+		d := m.Document
+		name := d.FileName
+		if name == "" {
+			name = fmt.Sprintf("document_%d", m.ID)
+		}
+		return []bus.Attachment{{Name: name, Size: d.FileSize, Open: c.download(d.FileID)}}
+	case len(m.Photo) > 0:
+		p := m.Photo[len(m.Photo)-1] // the largest size
+		return []bus.Attachment{{Name: fmt.Sprintf("photo_%d.jpg", m.ID), Size: int64(p.FileSize), Open: c.download(p.FileID)}}
+	}
+	return nil
+}
+
+// download returns a func fetching a file via getFile and the file URL.
+func (c *Channel) download(fileID string) func() (io.ReadCloser, error) {
+	return func() (io.ReadCloser, error) {
+		ctx := context.Background()
+		f, err := c.bot.GetFile(ctx, &tgbot.GetFileParams{FileID: fileID})
+		if err != nil {
+			return nil, fmt.Errorf("getFile: %w", err)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.bot.FileDownloadLink(f), nil)
+		if err != nil {
+			return nil, scrub(err, c.o.Token)
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			return nil, scrub(err, c.o.Token)
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return nil, fmt.Errorf("download: HTTP %d", resp.StatusCode)
+		}
+		return resp.Body, nil
+	}
+}
