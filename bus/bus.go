@@ -157,7 +157,8 @@ type Bus struct {
 	senders map[string]Sender
 	convs   map[string]*conv
 	closed  bool
-	idle    *sync.Cond // signalled when a conversation's worker exits
+	live    map[uint64]bool // stored messages queued or running in this process
+	idle    *sync.Cond      // signalled when a conversation's worker exits
 	workers int
 }
 
@@ -181,6 +182,7 @@ func New(opts Options) (*Bus, error) {
 		started: opts.Now(),
 		senders: make(map[string]Sender),
 		convs:   make(map[string]*conv),
+		live:    make(map[uint64]bool),
 	}
 	b.idle = sync.NewCond(&b.mu)
 	return b, nil

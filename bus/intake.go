@@ -92,6 +92,11 @@ func (b *Bus) forgetInbound(items []*item) {
 	if len(items) == 0 {
 		return
 	}
+	b.mu.Lock()
+	for _, it := range items {
+		delete(b.live, it.seq)
+	}
+	b.mu.Unlock()
 	err := b.opts.Store.Batch(func(tx *store.Tx) error {
 		for _, it := range items {
 			if it.seq != 0 {
@@ -109,7 +114,8 @@ func (b *Bus) forgetInbound(items []*item) {
 
 // Recover queues the messages that were accepted but had not started
 // running when the previous process stopped, in the order they arrived.
-// Call it once, after every channel's sender is registered.
+// Call it once, after every channel's sender is registered; messages this
+// process already queued are not queued twice.
 func (b *Bus) Recover(ctx context.Context) (int, error) {
 	type pending struct {
 		seq uint64

@@ -119,6 +119,13 @@ func (b *Bus) enqueue(ctx context.Context, in *Inbound) error {
 // has already seen).
 func (b *Bus) push(in *Inbound, threadID string, seq uint64) int {
 	b.mu.Lock()
+	if seq != 0 {
+		if b.live[seq] {
+			b.mu.Unlock()
+			return 0 // already queued or running here
+		}
+		b.live[seq] = true
+	}
 	c := b.convLocked(in.ChatKey())
 	c.queue = append(c.queue, &item{in: in, threadID: threadID, seq: seq})
 	start := c.running == nil && len(c.queue) == 1
@@ -149,6 +156,7 @@ func (b *Bus) work(c *conv) {
 		b.runItem(c, it)
 
 		b.mu.Lock()
+		delete(b.live, it.seq)
 		if len(c.queue) == 0 || b.closed {
 			c.running = nil
 			c.answered = false

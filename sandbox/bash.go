@@ -110,7 +110,6 @@ func (m *Manager) findBash(o Options) bashRunner {
 		}
 	} else {
 		r := bashRunner{mode: bashBwrap, bwrap: bw, shell: shell, system: systemArgs()}
-		m.bash = r // the probe builds its arguments from m.bash
 		version, err := m.probe(r)
 		if err == nil {
 			r.status = fmt.Sprintf("%s at %s", version, bw)
@@ -136,7 +135,7 @@ func (m *Manager) probe(r bashRunner) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("bwrap --version: %w", err)
 	}
-	args := append(m.bwrapArgs(""), "--", r.shell, "-c", "true")
+	args := append(m.bwrapArgs(r, ""), "--", r.shell, "-c", "true")
 	out, err := exec.CommandContext(ctx, r.bwrap, args...).CombinedOutput()
 	if err != nil {
 		msg, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
@@ -150,7 +149,7 @@ func (m *Manager) probe(r bashRunner) (string, error) {
 // makes an empty one, for the probe), skills and mounts; new pid, ipc,
 // uts (and, without network, net) namespaces; no capabilities; a clean
 // environment.
-func (m *Manager) bwrapArgs(userData string) []string {
+func (m *Manager) bwrapArgs(r bashRunner, userData string) []string {
 	a := []string{
 		"--die-with-parent", "--new-session",
 		"--unshare-user-try", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -164,7 +163,7 @@ func (m *Manager) bwrapArgs(userData string) []string {
 	if !m.network {
 		a = append(a, "--unshare-net")
 	}
-	a = append(a, m.bash.system...)
+	a = append(a, r.system...)
 	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp",
 		"--perms", "0755", "--dir", "/mnt")
 	if userData == "" {
@@ -200,7 +199,7 @@ type bashArgs struct {
 
 func (m *Manager) bashTool() tools.Tool {
 	where := "inside an isolated sandbox. Files persist only under " + UserData + "; /tmp is emptied after each command, and background processes are stopped when the command ends"
-	if m.bash.mode == bashHost {
+	if m.offered == bashHost {
 		where = "on the host machine. Keep files under " + UserData + "; background processes are stopped when the command ends"
 	}
 	net := "Network access is available."
@@ -212,6 +211,9 @@ func (m *Manager) bashTool() tools.Tool {
 	return tool(m, "bash", desc, func(ctx context.Context, t *thread, in bashArgs) (string, error) {
 		if strings.TrimSpace(in.Command) == "" {
 			return "", errors.New("command is empty")
+		}
+		if r := m.runner(); r.mode == bashOff {
+			return "", errors.New("bash is not available here (" + r.status + "); use the file tools instead")
 		}
 		return m.runBash(ctx, t, in.Command)
 	})
@@ -246,7 +248,7 @@ func (m *Manager) runBash(ctx context.Context, t *thread, command string) (strin
 		}
 	}()
 	waitErr := p.cmd.Wait()
-	if m.bash.mode == bashHost {
+	if m.runner().mode == bashHost {
 		// Background children of the shell would keep running and hold
 		// the output pipe. (In bubblewrap they died with the namespace.)
 		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
@@ -271,22 +273,23 @@ type process struct {
 // process group, writing its output to out.
 func (m *Manager) start(ctx context.Context, t *thread, command string, out *os.File) (*process, error) {
 	p := &process{infoDone: make(chan struct{})}
+	r := m.runner()
 	var infoW *os.File
-	if m.bash.mode == bashBwrap {
+	if r.mode == bashBwrap {
 		infoR, w, err := os.Pipe()
 		if err != nil {
 			return nil, err
 		}
 		infoW = w
 		defer infoW.Close() // the child has its copy
-		args := append(m.bwrapArgs(t.userData), "--info-fd", "3", "--", m.bash.shell, "-c", command)
-		p.cmd = exec.CommandContext(ctx, m.bash.bwrap, args...)
+		args := append(m.bwrapArgs(r, t.userData), "--info-fd", "3", "--", r.shell, "-c", command)
+		p.cmd = exec.CommandContext(ctx, r.bwrap, args...)
 		p.cmd.Env = sandboxEnv(Workspace, sandboxPATH)
 		p.cmd.ExtraFiles = []*os.File{infoW}
 		go p.readInfo(infoR)
 	} else {
 		close(p.infoDone)
-		p.cmd = exec.CommandContext(ctx, m.bash.shell, "-c", command)
+		p.cmd = exec.CommandContext(ctx, r.shell, "-c", command)
 		p.cmd.Dir = filepath.Join(t.userData, "workspace")
 		p.cmd.Env = sandboxEnv(p.cmd.Dir, hostPATH())
 	}
@@ -376,4 +379,30 @@ func hostPATH() string {
 		return p + ":" + sandboxPATH
 	}
 	return sandboxPATH
+}
+
+// startBash decides how bash runs. The common case, bwrap on PATH without
+// host fallback, is offered at once and checked in the background (the
+// check runs a real sandbox and takes milliseconds, which start-up should
+// not wait for); a bash call waits for the check. Other cases are decided
+// before New returns.
+func (m *Manager) startBash(o Options) {
+	m.bashReady = make(chan struct{})
+	if _, err := lookBwrap(o.BwrapPath); err == nil && !o.AllowHostBash {
+		m.offered = bashBwrap
+		go func() {
+			m.bash = m.findBash(o)
+			close(m.bashReady)
+		}()
+		return
+	}
+	m.bash = m.findBash(o)
+	m.offered = m.bash.mode
+	close(m.bashReady)
+}
+
+// runner is how bash runs, once decided.
+func (m *Manager) runner() bashRunner {
+	<-m.bashReady
+	return m.bash
 }

@@ -27,7 +27,7 @@ func newManager(t testing.TB, o Options) *Manager {
 // needBwrap skips t when bash cannot run under bubblewrap here.
 func needBwrap(t testing.TB, m *Manager) {
 	t.Helper()
-	if m.bash.mode != bashBwrap {
+	if m.runner().mode != bashBwrap {
 		_, how := m.BashStatus()
 		t.Skipf("bubblewrap sandbox unavailable (%s); install it with apt-get install -y bubblewrap", how)
 	}

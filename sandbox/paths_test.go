@@ -133,7 +133,7 @@ func TestEscapes(t *testing.T) {
 		}
 	}
 	// A link made inside the sandbox, as the model would make it.
-	if m.bash.mode == bashBwrap {
+	if m.runner().mode == bashBwrap {
 		mustCall(t, m, "a", "bash", map[string]string{"command": "ln -s / /mnt/user-data/workspace/bashlink"})
 	} else {
 		t.Log("bubblewrap unavailable: creating bashlink on the host instead")

@@ -30,7 +30,7 @@ func (m *Manager) PromptSection() string {
 	b.WriteString("- Write large files in chunks: write_file for the first part, then write_file with append=true for each further part.\n")
 	b.WriteString("- Refer to files by their full virtual path, such as " + Outputs + "/report.md.\n")
 	switch {
-	case m.bash.mode == bashOff:
+	case m.offered == bashOff:
 		b.WriteString("- There is no bash tool here: work with the file tools (ls, glob, grep, read_file, write_file, str_replace).\n")
 	case !m.network:
 		b.WriteString("- bash runs in " + Workspace + " without network access.\n")

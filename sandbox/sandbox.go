@@ -77,7 +77,9 @@ type Manager struct {
 	mounts      []Mount
 	network     bool
 	timeout     time.Duration
-	bash        bashRunner
+	bash        bashRunner    // written once before bashReady closes; read it through runner()
+	bashReady   chan struct{} // closed when bash is decided
+	offered     bashMode      // how bash is offered to the model, known at once
 	locks       fileLocks
 }
 
@@ -113,7 +115,7 @@ func New(o Options) (*Manager, error) {
 	}
 	m.realThreads = realPath(m.threadsDir)
 	m.scrubs = m.sharedScrubs()
-	m.bash = m.findBash(o)
+	m.startBash(o)
 	return m, nil
 }
 
@@ -179,7 +181,7 @@ func (m *Manager) Tools() []tools.Tool {
 		m.lsTool(), m.readFileTool(), m.writeFileTool(), m.strReplaceTool(),
 		m.globTool(), m.grepTool(), m.presentFilesTool(),
 	}
-	if m.bash.mode != bashOff {
+	if m.offered != bashOff {
 		ts = append(ts, m.bashTool())
 	}
 	return ts
@@ -188,7 +190,8 @@ func (m *Manager) Tools() []tools.Tool {
 // BashStatus reports whether the bash tool is offered and how it runs, in
 // words for `deerflow check` and the startup log.
 func (m *Manager) BashStatus() (available bool, how string) {
-	return m.bash.mode != bashOff, m.bash.status
+	r := m.runner()
+	return r.mode != bashOff, r.status
 }
 
 // lookBwrap finds the bubblewrap binary.

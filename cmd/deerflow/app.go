@@ -55,11 +55,14 @@ func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
 		st.Close()
 		return nil, err
 	}
-	if ok, how := sb.BashStatus(); ok && strings.HasPrefix(how, "host") {
-		log.Warn("bash runs on the host WITHOUT isolation (sandbox.allow_host_bash: true); only let trusted users talk to this deerflow", "bash", how)
-	} else if !ok {
-		log.Warn("the bash tool is off", "bash", how)
-	}
+	// The sandbox checks bubblewrap in the background; report when known.
+	go func() {
+		if ok, how := sb.BashStatus(); ok && strings.HasPrefix(how, "host") {
+			log.Warn("bash runs on the host WITHOUT isolation (sandbox.allow_host_bash: true); only let trusted users talk to this deerflow", "bash", how)
+		} else if !ok {
+			log.Warn("the bash tool is off", "bash", how)
+		}
+	}()
 	a := &app{cfg: cfg, log: log, store: st, sandbox: sb, tools: tools.NewRegistry(sb.Tools()...)}
 	ag, err := agent.New(agent.Options{
 		Store:       st,

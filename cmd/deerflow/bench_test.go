@@ -6,8 +6,13 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +20,7 @@ import (
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
+	"github.com/deerflow/deerflow/internal/faketelegram"
 	"github.com/deerflow/deerflow/llm"
 )
 
@@ -259,4 +265,71 @@ func BenchmarkStop(b *testing.B) {
 		a.bus.WaitIdle(ctx)
 	}
 	reportPercentiles(b, lat)
+}
+
+// BenchmarkServeTelegramStartup starts the built binary (`deerflow serve`
+// with Telegram pointed at the fake) and reports the time until its first
+// getUpdates (channel connected) and its resident memory once idle.
+// Budgets: ≤ 15 ms to connected, ≤ 15 MB idle (with all channels).
+func BenchmarkServeTelegramStartup(b *testing.B) {
+	tg := faketelegram.New(b, "123456:TEST-token")
+	model := fakeopenai.New(b)
+	bin := benchBinary(b)
+	var lat []time.Duration
+	var rss []int
+	for i := 0; i < b.N; i++ {
+		dir := b.TempDir()
+		cfg := fmt.Sprintf("models:\n  - {name: m, model: m, base_url: %s, api_key: k}\nchannels:\n  telegram: {enabled: true, bot_token: %q, api_url: %s}\n", model.URL, tg.Token, tg.URL)
+		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		polls := len(tg.Offsets()) // recorded when a poll arrives
+		cmd := exec.Command(bin, "serve")
+		cmd.Dir = dir
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		tg.WaitFor(func() bool { return len(tg.Offsets()) > polls })
+		lat = append(lat, time.Since(start))
+		time.Sleep(200 * time.Millisecond) // let it settle before reading memory; not a timing assertion
+		rss = append(rss, vmRSS(cmd.Process.Pid))
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}
+	reportPercentiles(b, lat)
+	slices.Sort(rss)
+	b.ReportMetric(float64(rss[len(rss)/2])/1024, "idle-RSS-MB")
+}
+
+// vmRSS is a process's resident set size in KiB.
+func vmRSS(pid int) int {
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			n, _ := strconv.Atoi(f[1])
+			return n
+		}
+	}
+	return 0
+}
+
+// benchBinary builds the binary once, as the tests do.
+func benchBinary(b *testing.B) string {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "deerflow-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "deerflow")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	return binPath
 }

@@ -92,6 +92,16 @@ func (c *chanRecorder) Send(_ context.Context, out *bus.Outbound) ([]string, err
 	return []string{fmt.Sprintf("m%d", len(c.outs))}, nil
 }
 
+func (c *chanRecorder) dump() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	for _, o := range c.outs {
+		fmt.Fprintf(&b, "  kind=%d chat=%s edit=%s final=%v text=%q\n", o.Kind, o.ChatID, o.EditID, o.Final, o.Text)
+	}
+	return b.String()
+}
+
 // finals returns the final texts sent to chat.
 func (c *chanRecorder) finals(chat string) []string {
 	c.mu.Lock()
@@ -173,7 +183,7 @@ func TestConversationsCannotSeeEachOther(t *testing.T) {
 	s.app.bus.Publish(ctx, &bus.Inbound{Channel: "test", ChatID: "b", UserID: "u2", Text: "look around"})
 	s.app.bus.WaitIdle(ctx)
 	if got := rec.finals("a"); len(got) != 1 || !strings.Contains(got[0], "written") {
-		t.Fatalf("conversation a: %q", got)
+		t.Fatalf("conversation a: %q\n%s", got, rec.dump())
 	}
 	got := rec.finals("b")
 	if len(got) != 1 || strings.Contains(got[0], "secret-of-a") || strings.Contains(got[0], "a.txt\n") || !strings.Contains(got[0], "No such file") {

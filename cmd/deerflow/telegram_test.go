@@ -5,7 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf16"
@@ -449,4 +451,62 @@ func testLogger() *slog.Logger {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// TestBinaryServeTelegram runs the built binary as an operator would:
+// `deerflow serve --config` with Telegram pointed at the fake, a message
+// answered, then SIGTERM: it exits 0 and a second start resumes cleanly.
+func TestBinaryServeTelegram(t *testing.T) {
+	tg, model := newTelegram(t), fakeopenai.New(t)
+	model.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
+		return fakeopenai.Turn{Text: "served: " + r.Last().Content}
+	})
+	dir := t.TempDir()
+	cfgPath := writeConfig(t, dir, `
+models:
+  - name: default
+    model: fake-model
+    base_url: `+model.URL+`
+    api_key: test
+channels:
+  telegram:
+    enabled: true
+    bot_token: ${TG_TOKEN}
+    api_url: `+tg.URL+`
+`)
+	serve := func() *exec.Cmd {
+		cmd := exec.Command(binary(t), "serve", "--config", cfgPath)
+		cmd.Dir = dir
+		cmd.Env = append(cleanEnv(), "TG_TOKEN="+tg.Token)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			if t.Failed() {
+				t.Logf("serve stderr:\n%s", stderr.String())
+			}
+		})
+		return cmd
+	}
+	stop := func(cmd *exec.Cmd) {
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("serve after SIGTERM: %v, want exit 0", err)
+		}
+	}
+	cmd := serve()
+	tg.PushMessage(faketelegram.Private(ann, "hello binary"))
+	waitMessage(t, tg, ann.ID, "served: hello binary")
+	stop(cmd)
+
+	cmd = serve()
+	tg.PushMessage(faketelegram.Private(ann, "again"))
+	waitMessage(t, tg, ann.ID, "served: again")
+	stop(cmd)
+	if n := len(model.Requests()); n != 2 {
+		t.Errorf("the model ran %d times, want 2", n)
+	}
 }
