@@ -52,6 +52,13 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 			} else {
 				state += ", open to everyone"
 			}
+		case c.enabled && c.name == "slack":
+			state = "enabled (Socket Mode), Web API at " + cfg.Channels.Slack.APIURL
+			if n := len(cfg.Channels.Slack.AllowedUsers); n > 0 {
+				state += fmt.Sprintf(", %d allowed user(s)", n)
+			} else {
+				state += ", open to everyone"
+			}
 		case c.enabled:
 			state = "enabled, but this build has no " + c.name + " channel yet"
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/channels"
+	"github.com/deerflow/deerflow/channels/slack"
 	"github.com/deerflow/deerflow/channels/telegram"
 	"github.com/deerflow/deerflow/config"
 )
@@ -81,7 +82,17 @@ func platformChannels(cfg *config.Config, a *app) ([]channels.Channel, error) {
 		}
 		out = append(out, ch)
 	}
-	for _, c := range channelSwitches(cfg)[1:] {
+	if sl := cfg.Channels.Slack; sl.Enabled {
+		ch, err := slack.New(slack.Options{
+			BotToken: sl.BotToken, AppToken: sl.AppToken, APIURL: sl.APIURL,
+			AllowedUsers: sl.AllowedUsers, Store: a.store, Logger: a.log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ch)
+	}
+	for _, c := range channelSwitches(cfg)[2:] {
 		if c.enabled {
 			return nil, fmt.Errorf("channels.%s.enabled: this build of deerflow has no %s channel yet", c.name, c.name)
 		}

@@ -22,9 +22,10 @@ var (
 	bob = faketelegram.User{ID: 1002, FirstName: "Bob", Username: "bob"}
 )
 
-// tgRun is deerflow serve with the Telegram channel, wired as the command
+// serveRun is deerflow serve with the Telegram channel, wired as the command
 // wires it, against the fake Bot API and the fake model.
-type tgRun struct {
+type serveRun struct {
+	n      int // channels running
 	t      *testing.T
 	app    *app
 	cancel context.CancelFunc
@@ -32,10 +33,18 @@ type tgRun struct {
 	closed bool
 }
 
-func startTelegram(t *testing.T, tg *faketelegram.Server, model *fakeopenai.Server, dataDir string, edit ...func(*config.Config)) *tgRun {
+func startTelegram(t *testing.T, tg *faketelegram.Server, model *fakeopenai.Server, dataDir string, edit ...func(*config.Config)) *serveRun {
+	t.Helper()
+	return startServe(t, model, dataDir, append([]func(*config.Config){func(c *config.Config) {
+		c.Channels.Telegram = config.Telegram{Enabled: true, BotToken: tg.Token, APIURL: tg.URL}
+	}}, edit...)...)
+}
+
+// startServe is deerflow serve wired as the command wires it, with the
+// channels the edits enable.
+func startServe(t *testing.T, model *fakeopenai.Server, dataDir string, edit ...func(*config.Config)) *serveRun {
 	t.Helper()
 	cfg := testConfig(t, model, dataDir)
-	cfg.Channels.Telegram = config.Telegram{Enabled: true, BotToken: tg.Token, APIURL: tg.URL}
 	for _, f := range edit {
 		f(cfg)
 	}
@@ -55,20 +64,22 @@ func startTelegram(t *testing.T, tg *faketelegram.Server, model *fakeopenai.Serv
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &tgRun{t: t, app: a, cancel: cancel, errc: errc}
+	r := &serveRun{t: t, app: a, cancel: cancel, errc: errc, n: len(chans)}
 	t.Cleanup(r.stop)
 	return r
 }
 
 // stop shuts deerflow down the way SIGTERM does.
-func (r *tgRun) stop() {
+func (r *serveRun) stop() {
 	if r.closed {
 		return
 	}
 	r.closed = true
 	r.cancel()
-	if err := <-r.errc; err != nil {
-		r.t.Errorf("telegram channel: %v", err)
+	for i := 0; i < r.n; i++ {
+		if err := <-r.errc; err != nil {
+			r.t.Errorf("channel: %v", err)
+		}
 	}
 	r.app.shutdown(5 * time.Second)
 }
@@ -85,7 +96,7 @@ func waitMessage(t *testing.T, tg *faketelegram.Server, chat int64, want string)
 
 // waitFinal waits until a bot message in chat shows want and every run
 // has finished, then returns the message as it ends up.
-func (r *tgRun) waitFinal(tg *faketelegram.Server, chat int64, want string) *faketelegram.SentMessage {
+func (r *serveRun) waitFinal(tg *faketelegram.Server, chat int64, want string) *faketelegram.SentMessage {
 	r.t.Helper()
 	m := waitMessageIn(r.t, tg, chat, want)
 	r.app.bus.WaitIdle(context.Background())

@@ -1,0 +1,205 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"html"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/store"
+)
+
+// event handles one Socket Mode event. Every envelope is acknowledged
+// promptly: text messages right after they are stored (milliseconds),
+// messages with files first (a download may take longer than Slack's
+// 3 s), anything unreadable at once.
+func (c *Channel) event(ctx context.Context, b *bus.Bus, evt socketmode.Event) {
+	switch evt.Type {
+	case socketmode.EventTypeEventsAPI:
+		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
+		if !ok || evt.Request == nil {
+			return
+		}
+		in, files := c.inbound(ev)
+		if in == nil || files {
+			c.ack(evt.Request.EnvelopeID)
+		}
+		if in == nil {
+			return
+		}
+		if err := b.Publish(ctx, in); err != nil {
+			c.log.Error("could not accept a message; Slack will redeliver it", "err", err)
+			return // not acked: Slack retries, the retry is handled once
+		}
+		if !files {
+			c.ack(evt.Request.EnvelopeID)
+		}
+		go c.react(in.ChatID, in.MessageID, "eyes")
+	case socketmode.EventTypeSlashCommand:
+		if evt.Request != nil {
+			c.ack(evt.Request.EnvelopeID)
+		}
+		if cmd, ok := evt.Data.(slack.SlashCommand); ok {
+			c.slash(ctx, b, cmd)
+		}
+	case socketmode.EventTypeErrorBadMessage:
+		// The library could not parse it, so it was not acknowledged; do
+		// it here or Slack keeps resending it.
+		if bad, ok := evt.Data.(*socketmode.ErrorBadMessage); ok {
+			var env struct {
+				EnvelopeID string `json:"envelope_id"`
+			}
+			if json.Unmarshal(bad.Message, &env) == nil && env.EnvelopeID != "" {
+				c.ack(env.EnvelopeID)
+			}
+			c.log.Warn("acknowledged an envelope the Slack library could not read", "err", bad.Cause)
+		}
+	case socketmode.EventTypeInteractive:
+		if evt.Request != nil {
+			c.ack(evt.Request.EnvelopeID)
+		}
+	}
+}
+
+func (c *Channel) ack(envelopeID string) {
+	if err := c.sm.AckCtx(context.Background(), envelopeID, nil); err != nil {
+		c.log.Warn("ack failed", "err", err)
+	}
+}
+
+// inbound turns an events_api event into a bus message, or nil when it is
+// not for us. files reports that it carries files.
+func (c *Channel) inbound(ev slackevents.EventsAPIEvent) (in *bus.Inbound, files bool) {
+	var user, text, channel, ts, threadTS, channelType, subtype, botID string
+	var attached []slack.File
+	switch e := ev.InnerEvent.Data.(type) {
+	case *slackevents.AppMentionEvent:
+		user, text, channel, ts, threadTS, botID = e.User, e.Text, e.Channel, e.TimeStamp, e.ThreadTimeStamp, e.BotID
+		channelType = "channel"
+		if e.Files != nil {
+			attached = e.Files
+		}
+	case *slackevents.MessageEvent:
+		user, text, channel, ts, threadTS, botID = e.User, e.Text, e.Channel, e.TimeStamp, e.ThreadTimeStamp, e.BotID
+		channelType, subtype = e.ChannelType, e.SubType
+		if e.Message != nil {
+			attached = e.Message.Files
+		}
+	default:
+		return nil, false
+	}
+	// Bots (ourselves included), edits, deletions and other subtypes are
+	// not messages from a person.
+	if botID != "" || user == "" || user == c.botUser || (subtype != "" && subtype != "file_share") {
+		return nil, false
+	}
+	if !c.allowed(user) {
+		c.log.Info("ignored a message from a user not in allowed_users", "user", user)
+		return nil, false
+	}
+	mention := "<@" + c.botUser + ">"
+	addressed := strings.Contains(text, mention)
+	topic := threadTS
+	if topic == "" {
+		topic = ts
+	}
+	// In channels the bot acts on mentions, and on any message in a
+	// thread that is one of its conversations.
+	if channelType != "im" && !addressed && !c.known(channel, threadTS) {
+		return nil, false
+	}
+	in = &bus.Inbound{
+		Channel:   Name,
+		ChatID:    channel,
+		Topic:     topic,
+		UserID:    user,
+		MessageID: ts,
+		// A mention arrives twice (app_mention and message) and Slack
+		// retries: the message's ts identifies it once.
+		EventKey: "slack:msg:" + channel + ":" + ts,
+		Text:     cleanText(strings.ReplaceAll(text, mention, "")),
+	}
+	for _, f := range attached {
+		in.Files = append(in.Files, c.attachment(f))
+	}
+	if in.Text == "" && len(in.Files) == 0 {
+		return nil, false
+	}
+	return in, len(in.Files) > 0
+}
+
+// known reports whether a thread is one of our conversations.
+func (c *Channel) known(channel, threadTS string) bool {
+	if threadTS == "" || c.o.Store == nil {
+		return false
+	}
+	_, err := c.o.Store.ChatThread(bus.ChatKey(Name, channel, threadTS))
+	return err == nil || !errors.Is(err, store.ErrNotFound)
+}
+
+var linkRE = regexp.MustCompile(`<((?:https?|mailto):[^|>]+)(?:\|([^>]+))?>`)
+
+// cleanText turns Slack's message format into plain text: links become
+// "label (url)" or the url, and &amp; &lt; &gt; are unescaped.
+func cleanText(s string) string {
+	s = linkRE.ReplaceAllStringFunc(s, func(m string) string {
+		p := linkRE.FindStringSubmatch(m)
+		if p[2] != "" && p[2] != p[1] {
+			return p[2] + " (" + p[1] + ")"
+		}
+		return p[1]
+	})
+	return strings.TrimSpace(html.UnescapeString(s))
+}
+
+// attachment fetches a shared file with the bot token when the router
+// saves it.
+func (c *Channel) attachment(f slack.File) bus.Attachment {
+	url := f.URLPrivateDownload
+	if url == "" {
+		url = f.URLPrivate
+	}
+	return bus.Attachment{Name: f.Name, Size: int64(f.Size), Open: func() (io.ReadCloser, error) {
+		pr, pw := io.Pipe()
+		go func() {
+			pw.CloseWithError(c.api.GetFileContext(context.Background(), url, pw))
+		}()
+		return pr, nil
+	}}
+}
+
+// slash handles `/deerflow <command> …`: Slack intercepts unregistered
+// slash commands typed in a thread, so the app registers one and takes
+// the command as its text. The answer is shown only to the person.
+func (c *Channel) slash(ctx context.Context, b *bus.Bus, cmd slack.SlashCommand) {
+	if !c.allowed(cmd.UserID) {
+		return
+	}
+	text := strings.TrimSpace(cmd.Text)
+	if text == "" {
+		text = "help"
+	}
+	if !strings.HasPrefix(text, "/") {
+		text = "/" + text
+	}
+	err := b.Publish(ctx, &bus.Inbound{
+		Channel: Name, ChatID: cmd.ChannelID, UserID: cmd.UserID,
+		MessageID: ephemeralPrefix + cmd.UserID, EventKey: "slack:slash:" + cmd.TriggerID,
+		Text: text,
+	})
+	if err != nil {
+		c.log.Error("slash command", "err", err)
+	}
+}
+
+// ephemeralPrefix marks, in Outbound.ReplyTo, an answer to a slash
+// command: it goes only to that user.
+const ephemeralPrefix = "ephemeral:"

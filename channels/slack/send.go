@@ -1,0 +1,221 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/deerflow/deerflow/bus"
+)
+
+// maxMarkdown is how much Markdown one message's markdown block may hold.
+const maxMarkdown = 12000
+
+// maxFallback bounds the plain-text fallback (notifications, old clients).
+const maxFallback = 3000
+
+// Send implements bus.Sender.
+func (c *Channel) Send(ctx context.Context, out *bus.Outbound) ([]string, error) {
+	if strings.HasPrefix(out.ReplyTo, ephemeralPrefix) {
+		return nil, c.ephemeral(ctx, out)
+	}
+	switch out.Kind {
+	case bus.OutMessage, bus.OutEdit:
+		if out.Final {
+			ids, err := c.final(ctx, out)
+			c.finishReaction(out)
+			return ids, err
+		}
+		return c.progress(ctx, out)
+	case bus.OutFile:
+		return nil, c.upload(ctx, out)
+	}
+	return nil, nil
+}
+
+// progress posts or updates the in-progress message as plain text. A
+// rate-limited update is dropped: the next one, or the final, replaces it.
+func (c *Channel) progress(ctx context.Context, out *bus.Outbound) ([]string, error) {
+	text := cut(out.Text, maxMarkdown)
+	if out.Kind == bus.OutEdit {
+		if err := c.limiter(out.ChatID).Wait(ctx); err != nil {
+			return nil, err
+		}
+		_, _, _, err := c.api.UpdateMessageContext(ctx, out.ChatID, out.EditID, slack.MsgOptionText(text, false))
+		var rl *slack.RateLimitedError
+		if errors.As(err, &rl) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	ts, err := c.post(ctx, out, slack.MsgOptionText(text, false))
+	if err != nil {
+		return nil, err
+	}
+	return []string{ts}, nil
+}
+
+// final delivers a finished answer in the thread as markdown blocks, with
+// a plain-text fallback, split past Slack's limit; the first part replaces
+// the progress message when there is one.
+func (c *Channel) final(ctx context.Context, out *bus.Outbound) ([]string, error) {
+	parts := SplitMarkdown(out.Text, maxMarkdown)
+	var ids []string
+	for i, part := range parts {
+		opts := []slack.MsgOption{
+			slack.MsgOptionText(cut(part, maxFallback), false),
+			slack.MsgOptionBlocks(slack.NewMarkdownBlock("", part)),
+		}
+		var ts string
+		err := c.retry(ctx, func() error {
+			var err error
+			if i == 0 && out.Kind == bus.OutEdit {
+				if err = c.limiter(out.ChatID).Wait(ctx); err == nil {
+					_, ts, _, err = c.api.UpdateMessageContext(ctx, out.ChatID, out.EditID, opts...)
+				}
+				return err
+			}
+			ts, err = c.post(ctx, out, opts...)
+			return err
+		})
+		if err != nil {
+			return ids, err
+		}
+		ids = append(ids, ts)
+	}
+	return ids, nil
+}
+
+// post sends a new message into the conversation's thread.
+func (c *Channel) post(ctx context.Context, out *bus.Outbound, opts ...slack.MsgOption) (string, error) {
+	if err := c.limiter(out.ChatID).Wait(ctx); err != nil {
+		return "", err
+	}
+	if out.Topic != "" {
+		opts = append(opts, slack.MsgOptionTS(out.Topic))
+	}
+	opts = append(opts, slack.MsgOptionDisableLinkUnfurl())
+	_, ts, err := c.api.PostMessageContext(ctx, out.ChatID, opts...)
+	return ts, err
+}
+
+// retry runs f, waiting out Slack's 429 Retry-After (up to three times).
+func (c *Channel) retry(ctx context.Context, f func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := f()
+		var rl *slack.RateLimitedError
+		if !errors.As(err, &rl) || attempt >= 3 {
+			return err
+		}
+		wait := min(max(rl.RetryAfter, time.Second), time.Minute)
+		c.log.Warn("rate limited by Slack", "retry_after", wait)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// ephemeral answers a slash command to its user only.
+func (c *Channel) ephemeral(ctx context.Context, out *bus.Outbound) error {
+	if !out.Final || (out.Kind != bus.OutMessage && out.Kind != bus.OutEdit) {
+		return nil
+	}
+	user := strings.TrimPrefix(out.ReplyTo, ephemeralPrefix)
+	_, err := c.api.PostEphemeralContext(ctx, out.ChatID, user,
+		slack.MsgOptionText(cut(out.Text, maxFallback), false),
+		slack.MsgOptionBlocks(slack.NewMarkdownBlock("", cut(out.Text, maxMarkdown))))
+	return err
+}
+
+// upload sends a presented file into the thread (files v2 flow).
+func (c *Channel) upload(ctx context.Context, out *bus.Outbound) error {
+	f := out.File
+	if f == nil || f.Open == nil {
+		return errors.New("slack: no file to send")
+	}
+	return c.retry(ctx, func() error {
+		r, err := f.Open()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		_, err = c.api.UploadFileContext(ctx, slack.UploadFileParameters{
+			Filename: f.Name, Title: f.Name, FileSize: int(max(f.Size, 1)), Reader: r,
+			Channel: out.ChatID, ThreadTimestamp: out.Topic,
+		})
+		return err
+	})
+}
+
+// react adds a reaction to a message, remembering our "eyes".
+func (c *Channel) react(channel, ts, name string) {
+	err := c.api.AddReactionContext(context.Background(), name, slack.ItemRef{Channel: channel, Timestamp: ts})
+	if err != nil && !strings.Contains(err.Error(), "already_reacted") {
+		c.log.Debug("reaction", "name", name, "err", err)
+		return
+	}
+	if name == "eyes" {
+		c.mu.Lock()
+		c.reactions[channel+"/"+ts] = true
+		c.mu.Unlock()
+	}
+}
+
+// finishReaction swaps "eyes" on the question for ✅ or ❌.
+func (c *Channel) finishReaction(out *bus.Outbound) {
+	if out.ReplyTo == "" {
+		return
+	}
+	key := out.ChatID + "/" + out.ReplyTo
+	c.mu.Lock()
+	had := c.reactions[key]
+	delete(c.reactions, key)
+	c.mu.Unlock()
+	if !had {
+		return // a command's reply, or the reaction never landed
+	}
+	item := slack.ItemRef{Channel: out.ChatID, Timestamp: out.ReplyTo}
+	c.api.RemoveReactionContext(context.Background(), "eyes", item)
+	name := "white_check_mark"
+	if out.Failed {
+		name = "x"
+	}
+	c.react(out.ChatID, out.ReplyTo, name)
+}
+
+// Typing implements bus.Typer with the assistant "is thinking…" status,
+// where the workspace offers it.
+func (c *Channel) Typing(ctx context.Context, out *bus.Outbound) error {
+	c.mu.Lock()
+	off := c.noStatus
+	c.mu.Unlock()
+	if off || out.Topic == "" {
+		return nil
+	}
+	err := c.api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
+		ChannelID: out.ChatID, ThreadTS: out.Topic, Status: "is thinking…",
+	})
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) {
+		c.mu.Lock()
+		c.noStatus = true // not an assistant app here; the reaction says enough
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// cut shortens s to at most n bytes on a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && (s[n]&0xC0) == 0x80 {
+		n--
+	}
+	return s[:n-1] + "…"
+}

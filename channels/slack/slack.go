@@ -1,0 +1,156 @@
+// Package slack is the Slack channel over Socket Mode: mentions in
+// channels and direct messages start conversations keyed by their thread,
+// later messages in the thread continue them, answers stream into the
+// thread with chat.update and finish as markdown blocks, with reactions
+// for feedback, files both ways, allow-list and rate limits.
+//
+// It speaks only bus messages (never agent), through
+// github.com/slack-go/slack and its socketmode package.
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+	"golang.org/x/time/rate"
+
+	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/store"
+)
+
+// Name is the channel's name in conversation keys (slack:<channel>:<thread>).
+const Name = "slack"
+
+// Options configures a Channel.
+type Options struct {
+	BotToken     string // xoxb-
+	AppToken     string // xapp-, for Socket Mode
+	APIURL       string // Web API base ending in /; a fake in tests
+	AllowedUsers []string
+	Store        *store.Store // to tell whether a thread is one of our conversations
+	Logger       *slog.Logger
+	HTTPClient   *http.Client
+}
+
+// Channel is a Slack app in Socket Mode.
+type Channel struct {
+	o   Options
+	log *slog.Logger
+	api *slack.Client
+	sm  *socketmode.Client
+
+	botUser, botID string
+	allow          map[string]bool
+
+	mu        sync.Mutex
+	limits    map[string]*rate.Limiter // per channel: about one message a second
+	noStatus  bool                     // assistant.threads.setStatus is not available here
+	reactions map[string]bool          // channel/ts with our "eyes" on it
+}
+
+// New returns a Channel. It makes no request until Start.
+func New(o Options) (*Channel, error) {
+	if o.BotToken == "" || o.AppToken == "" {
+		return nil, errors.New("slack: bot_token and app_token are required")
+	}
+	if o.APIURL == "" {
+		o.APIURL = "https://slack.com/api/"
+	}
+	if !strings.HasSuffix(o.APIURL, "/") {
+		o.APIURL += "/"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: 60 * time.Second}
+	}
+	c := &Channel{
+		o:         o,
+		log:       o.Logger.With("channel", Name),
+		limits:    map[string]*rate.Limiter{},
+		reactions: map[string]bool{},
+	}
+	if len(o.AllowedUsers) > 0 {
+		c.allow = map[string]bool{}
+		for _, u := range o.AllowedUsers {
+			c.allow[strings.TrimSpace(u)] = true
+		}
+	}
+	c.api = slack.New(o.BotToken,
+		slack.OptionAppLevelToken(o.AppToken),
+		slack.OptionAPIURL(o.APIURL),
+		slack.OptionHTTPClient(o.HTTPClient),
+	)
+	c.sm = socketmode.New(c.api)
+	return c, nil
+}
+
+// Name implements bus.Sender.
+func (c *Channel) Name() string { return Name }
+
+// EditInterval implements bus.EditThrottler: chat.update at most once a
+// second per message.
+func (c *Channel) EditInterval(string) time.Duration { return time.Second }
+
+// Start learns the bot's ids (auth.test), connects Socket Mode and handles
+// envelopes until ctx ends. A rejected token is fatal.
+func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
+	for delay := time.Second; ; delay = min(delay*2, 30*time.Second) {
+		auth, err := c.api.AuthTestContext(ctx)
+		if err == nil {
+			c.botUser, c.botID = auth.UserID, auth.BotID
+			break
+		}
+		var se slack.SlackErrorResponse
+		if errors.As(err, &se) && (se.Err == "invalid_auth" || se.Err == "not_authed" || se.Err == "token_revoked" || se.Err == "account_inactive") {
+			return fmt.Errorf("slack: the bot token was rejected (%s); check channels.slack.bot_token", se.Err)
+		}
+		c.log.Warn("auth.test failed; retrying", "err", err, "in", delay)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+	}
+	runErr := make(chan error, 1)
+	go func() { runErr <- c.sm.RunContext(ctx) }()
+	c.log.Info("slack connected", "bot_user", c.botUser)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-runErr:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("slack: socket mode stopped: %w (check channels.slack.app_token)", err)
+		case evt := <-c.sm.Events:
+			c.event(ctx, b, evt)
+		}
+	}
+}
+
+func (c *Channel) allowed(user string) bool {
+	return c.allow == nil || c.allow[user]
+}
+
+// limiter returns the channel's send limiter.
+func (c *Channel) limiter(channel string) *rate.Limiter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, ok := c.limits[channel]
+	if !ok {
+		l = rate.NewLimiter(rate.Every(time.Second), 3)
+		c.limits[channel] = l
+	}
+	return l
+}
