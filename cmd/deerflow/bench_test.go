@@ -20,6 +20,7 @@ import (
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
+	"github.com/deerflow/deerflow/internal/fakeslack"
 	"github.com/deerflow/deerflow/internal/faketelegram"
 	"github.com/deerflow/deerflow/llm"
 )
@@ -267,23 +268,26 @@ func BenchmarkStop(b *testing.B) {
 	reportPercentiles(b, lat)
 }
 
-// BenchmarkServeTelegramStartup starts the built binary (`deerflow serve`
-// with Telegram pointed at the fake) and reports the time until its first
-// getUpdates (channel connected) and its resident memory once idle.
-// Budgets: ≤ 15 ms to connected, ≤ 15 MB idle (with all channels).
-func BenchmarkServeTelegramStartup(b *testing.B) {
+// BenchmarkServeStartup starts the built binary (`deerflow serve` with
+// Telegram and Slack pointed at the fakes) and reports the time until both
+// are connected (first getUpdates; Socket Mode hello sent) and its
+// resident memory once idle. Budgets: ≤ 15 ms, ≤ 15 MB (all channels).
+func BenchmarkServeStartup(b *testing.B) {
 	tg := faketelegram.New(b, "123456:TEST-token")
+	sl := fakeslack.New(b)
 	model := fakeopenai.New(b)
 	bin := benchBinary(b)
 	var lat []time.Duration
 	var rss []int
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
-		cfg := fmt.Sprintf("models:\n  - {name: m, model: m, base_url: %s, api_key: k}\nchannels:\n  telegram: {enabled: true, bot_token: %q, api_url: %s}\n", model.URL, tg.Token, tg.URL)
+		cfg := fmt.Sprintf("models:\n  - {name: m, model: m, base_url: %s, api_key: k}\nchannels:\n  telegram: {enabled: true, bot_token: %q, api_url: %s}\n  slack: {enabled: true, bot_token: %s, app_token: %s, api_url: %s/api/}\n",
+			model.URL, tg.Token, tg.URL, sl.BotToken, sl.AppToken, sl.URL)
 		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o600); err != nil {
 			b.Fatal(err)
 		}
 		polls := len(tg.Offsets()) // recorded when a poll arrives
+		conns := sl.Connections()
 		cmd := exec.Command(bin, "serve")
 		cmd.Dir = dir
 		start := time.Now()
@@ -291,6 +295,7 @@ func BenchmarkServeTelegramStartup(b *testing.B) {
 			b.Fatal(err)
 		}
 		tg.WaitFor(func() bool { return len(tg.Offsets()) > polls })
+		sl.WaitFor(func() bool { return sl.Connections() > conns })
 		lat = append(lat, time.Since(start))
 		time.Sleep(200 * time.Millisecond) // let it settle before reading memory; not a timing assertion
 		rss = append(rss, vmRSS(cmd.Process.Pid))
