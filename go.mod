@@ -6,6 +6,7 @@ require (
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/go-telegram/bot v1.19.0
 	github.com/gorilla/websocket v1.5.3
+	github.com/larksuite/oapi-sdk-go/v3 v3.12.0
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/slack-go/slack v0.35.0
 	github.com/yuin/goldmark v1.8.7
@@ -14,4 +15,7 @@ require (
 	golang.org/x/time v0.16.0
 )
 
-require golang.org/x/sys v0.45.0 // indirect
+require (
+	github.com/gogo/protobuf v1.3.2 // indirect
+	golang.org/x/sys v0.45.0 // indirect
+)

@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/channels"
 )
 
 // maxMarkdown is how much Markdown one message's markdown block may hold.
@@ -62,7 +63,7 @@ func (c *Channel) progress(ctx context.Context, out *bus.Outbound) ([]string, er
 // a plain-text fallback, split past Slack's limit; the first part replaces
 // the progress message when there is one.
 func (c *Channel) final(ctx context.Context, out *bus.Outbound) ([]string, error) {
-	parts := SplitMarkdown(out.Text, maxMarkdown)
+	parts := channels.SplitMarkdown(out.Text, maxMarkdown)
 	var ids []string
 	for i, part := range parts {
 		opts := []slack.MsgOption{

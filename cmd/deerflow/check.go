@@ -59,8 +59,13 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 			} else {
 				state += ", open to everyone"
 			}
-		case c.enabled:
-			state = "enabled, but this build has no " + c.name + " channel yet"
+		case c.enabled && c.name == "lark":
+			state = "enabled (long connection), at " + cfg.Channels.Lark.Domain
+			if n := len(cfg.Channels.Lark.AllowedUsers); n > 0 {
+				state += fmt.Sprintf(", %d allowed user(s)", n)
+			} else {
+				state += ", open to everyone"
+			}
 		}
 		fmt.Fprintf(w, "channel\t%s: %s\n", c.name, state)
 	}

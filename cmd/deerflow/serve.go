@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/channels"
+	"github.com/deerflow/deerflow/channels/lark"
 	"github.com/deerflow/deerflow/channels/slack"
 	"github.com/deerflow/deerflow/channels/telegram"
 	"github.com/deerflow/deerflow/config"
@@ -92,10 +92,15 @@ func platformChannels(cfg *config.Config, a *app) ([]channels.Channel, error) {
 		}
 		out = append(out, ch)
 	}
-	for _, c := range channelSwitches(cfg)[2:] {
-		if c.enabled {
-			return nil, fmt.Errorf("channels.%s.enabled: this build of deerflow has no %s channel yet", c.name, c.name)
+	if lk := cfg.Channels.Lark; lk.Enabled {
+		ch, err := lark.New(lark.Options{
+			AppID: lk.AppID, AppSecret: lk.AppSecret, Domain: lk.Domain,
+			AllowedUsers: lk.AllowedUsers, Store: a.store, Logger: a.log,
+		})
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, ch)
 	}
 	return out, nil
 }

@@ -1,0 +1,189 @@
+// Package lark is the Feishu/Lark channel: events over the SDK's long
+// connection, answers as interactive cards replied to the question and
+// patched while they stream, conversations per p2p chat, per topic and per
+// reply chain in groups, files both ways, allow-list and rate limits.
+//
+// It speaks only bus messages (never agent), through
+// github.com/larksuite/oapi-sdk-go/v3 (pinned: the module proxy here
+// refuses to list its versions).
+package lark
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	lark "github.com/larksuite/oapi-sdk-go/v3"
+	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
+	"github.com/larksuite/oapi-sdk-go/v3/event/dispatcher"
+	larkim "github.com/larksuite/oapi-sdk-go/v3/service/im/v1"
+	larkws "github.com/larksuite/oapi-sdk-go/v3/ws"
+	"golang.org/x/time/rate"
+
+	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/store"
+)
+
+// Name is the channel's name in conversation keys (lark:<chat>[:topic]).
+const Name = "lark"
+
+// Options configures a Channel.
+type Options struct {
+	AppID, AppSecret string
+	Domain           string   // https://open.feishu.cn or https://open.larksuite.com; a fake in tests
+	AllowedUsers     []string // open_id or user_id
+	Store            *store.Store
+	Logger           *slog.Logger
+	HTTPClient       *http.Client
+}
+
+// Channel is a Feishu/Lark bot.
+type Channel struct {
+	o     Options
+	log   *slog.Logger
+	cli   *lark.Client
+	bot   string // the bot's open_id
+	allow map[string]bool
+
+	mu     sync.Mutex
+	limits map[string]*rate.Limiter // per message: patches ≤ 1/s (Lark allows 5 QPS)
+}
+
+// New returns a Channel. It makes no request until Start.
+func New(o Options) (*Channel, error) {
+	if o.AppID == "" || o.AppSecret == "" {
+		return nil, errors.New("lark: app_id and app_secret are required")
+	}
+	if o.Domain == "" {
+		o.Domain = lark.FeishuBaseUrl
+	}
+	o.Domain = strings.TrimRight(o.Domain, "/")
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: 60 * time.Second}
+	}
+	c := &Channel{o: o, log: o.Logger.With("channel", Name), limits: map[string]*rate.Limiter{}}
+	if len(o.AllowedUsers) > 0 {
+		c.allow = map[string]bool{}
+		for _, u := range o.AllowedUsers {
+			c.allow[strings.TrimSpace(u)] = true
+		}
+	}
+	c.cli = lark.NewClient(o.AppID, o.AppSecret,
+		lark.WithOpenBaseUrl(o.Domain),
+		lark.WithHttpClient(o.HTTPClient),
+		lark.WithLogLevel(larkcore.LogLevelError),
+		lark.WithReqTimeout(60*time.Second),
+	)
+	return c, nil
+}
+
+// Name implements bus.Sender.
+func (c *Channel) Name() string { return Name }
+
+// EditInterval implements bus.EditThrottler: one card patch a second.
+func (c *Channel) EditInterval(string) time.Duration { return time.Second }
+
+// Start learns the bot's open_id, then receives events over the long
+// connection until ctx ends (the SDK reconnects by itself).
+func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
+	for delay := time.Second; ; delay = min(delay*2, 30*time.Second) {
+		id, err := c.botInfo(ctx)
+		if err == nil {
+			c.bot = id
+			break
+		}
+		var fatal *fatalError
+		if errors.As(err, &fatal) {
+			return err
+		}
+		c.log.Warn("bot info failed; retrying", "err", err, "in", delay)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+	}
+	d := dispatcher.NewEventDispatcher("", "").
+		OnP2MessageReceiveV1(func(ctx context.Context, e *larkim.P2MessageReceiveV1) error {
+			return c.receive(ctx, b, e)
+		})
+	ws := larkws.NewClient(c.o.AppID, c.o.AppSecret,
+		larkws.WithEventHandler(d),
+		larkws.WithDomain(c.o.Domain),
+		larkws.WithLogLevel(larkcore.LogLevelError),
+		larkws.WithAutoReconnect(true),
+	)
+	c.log.Info("lark connecting", "bot", c.bot)
+	err := ws.Start(ctx)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("lark: long connection stopped: %w (check channels.lark.app_id and app_secret)", err)
+}
+
+type fatalError struct{ msg string }
+
+func (e *fatalError) Error() string { return e.msg }
+
+// botInfo asks who the bot is.
+func (c *Channel) botInfo(ctx context.Context) (string, error) {
+	resp, err := c.cli.Get(ctx, "/open-apis/bot/v3/info", nil, larkcore.AccessTokenTypeTenant)
+	if err != nil {
+		return "", err
+	}
+	var r struct {
+		Code int    `json:"code"`
+		Msg  string `json:"msg"`
+		Bot  struct {
+			OpenID string `json:"open_id"`
+		} `json:"bot"`
+	}
+	if err := json.Unmarshal(resp.RawBody, &r); err != nil {
+		return "", fmt.Errorf("lark: bot info: %w", err)
+	}
+	switch {
+	case r.Code == 10003 || r.Code == 10014 || r.Code == 99991663 || r.Code == 99991664:
+		return "", &fatalError{fmt.Sprintf("lark: the app credentials were rejected (%s); check channels.lark.app_id and app_secret", r.Msg)}
+	case r.Code != 0:
+		return "", fmt.Errorf("lark: bot info: %d %s", r.Code, r.Msg)
+	case r.Bot.OpenID == "":
+		return "", errors.New("lark: bot info has no open_id (is the Bot capability enabled?)")
+	}
+	return r.Bot.OpenID, nil
+}
+
+func (c *Channel) allowed(ids ...string) bool {
+	if c.allow == nil {
+		return true
+	}
+	for _, id := range ids {
+		if id != "" && c.allow[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// limiter returns the patch limiter of one message.
+func (c *Channel) limiter(messageID string) *rate.Limiter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, ok := c.limits[messageID]
+	if !ok {
+		if len(c.limits) > 4096 {
+			clear(c.limits)
+		}
+		l = rate.NewLimiter(rate.Every(200*time.Millisecond), 2)
+		c.limits[messageID] = l
+	}
+	return l
+}
