@@ -95,25 +95,38 @@ func (c *Channel) EditInterval(string) time.Duration { return time.Second }
 // Start learns the bot's open_id, then receives events over the long
 // connection until ctx ends (the SDK reconnects by itself).
 func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
-	for delay := time.Second; ; delay = min(delay*2, 30*time.Second) {
-		id, err := c.botInfo(ctx)
-		if err == nil {
-			c.bot = id
-			break
+	// The long connection does not need the bot's id, so both start at
+	// once; events wait for the id (mentions are matched against it).
+	ready := make(chan struct{})
+	fatal := make(chan error, 1)
+	go func() {
+		for delay := time.Second; ; delay = min(delay*2, 30*time.Second) {
+			id, err := c.botInfo(ctx)
+			if err == nil {
+				c.bot = id
+				close(ready)
+				return
+			}
+			var fe *fatalError
+			if errors.As(err, &fe) {
+				fatal <- err
+				return
+			}
+			c.log.Warn("bot info failed; retrying", "err", err, "in", delay)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(delay):
+			}
 		}
-		var fatal *fatalError
-		if errors.As(err, &fatal) {
-			return err
-		}
-		c.log.Warn("bot info failed; retrying", "err", err, "in", delay)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(delay):
-		}
-	}
+	}()
 	d := dispatcher.NewEventDispatcher("", "").
 		OnP2MessageReceiveV1(func(ctx context.Context, e *larkim.P2MessageReceiveV1) error {
+			select {
+			case <-ready:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 			return c.receive(ctx, b, e)
 		})
 	ws := larkws.NewClient(c.o.AppID, c.o.AppSecret,
@@ -122,12 +135,21 @@ func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
 		larkws.WithLogLevel(larkcore.LogLevelError),
 		larkws.WithAutoReconnect(true),
 	)
-	c.log.Info("lark connecting", "bot", c.bot)
-	err := ws.Start(ctx)
-	if ctx.Err() != nil {
-		return nil
+	wsCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- ws.Start(wsCtx) }()
+	select {
+	case err := <-fatal:
+		cancel()
+		<-done
+		return err
+	case err := <-done:
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("lark: long connection stopped: %w (check channels.lark.app_id and app_secret)", err)
 	}
-	return fmt.Errorf("lark: long connection stopped: %w (check channels.lark.app_id and app_secret)", err)
 }
 
 type fatalError struct{ msg string }

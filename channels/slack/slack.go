@@ -104,25 +104,20 @@ func (c *Channel) EditInterval(string) time.Duration { return time.Second }
 // Start learns the bot's ids (auth.test), connects Socket Mode and handles
 // envelopes until ctx ends. A rejected token is fatal.
 func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
-	for delay := time.Second; ; delay = min(delay*2, 30*time.Second) {
-		auth, err := c.api.AuthTestContext(ctx)
-		if err == nil {
-			c.botUser, c.botID = auth.UserID, auth.BotID
-			break
-		}
-		var se slack.SlackErrorResponse
-		if errors.As(err, &se) && (se.Err == "invalid_auth" || se.Err == "not_authed" || se.Err == "token_revoked" || se.Err == "account_inactive") {
-			return fmt.Errorf("slack: the bot token was rejected (%s); check channels.slack.bot_token", se.Err)
-		}
-		c.log.Warn("auth.test failed; retrying", "err", err, "in", delay)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(delay):
-		}
-	}
+	// Socket Mode connects while auth.test tells us who we are; events
+	// wait for the answer (our own messages are recognised by it).
+	authed := make(chan error, 1)
+	go func() { authed <- c.auth(ctx) }()
 	runErr := make(chan error, 1)
 	go func() { runErr <- c.sm.RunContext(ctx) }()
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-authed:
+		if err != nil {
+			return err
+		}
+	}
 	c.log.Info("slack connected", "bot_user", c.botUser)
 	for {
 		select {
@@ -135,6 +130,28 @@ func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
 			return fmt.Errorf("slack: socket mode stopped: %w (check channels.slack.app_token)", err)
 		case evt := <-c.sm.Events:
 			c.event(ctx, b, evt)
+		}
+	}
+}
+
+// auth learns the bot's ids with auth.test, retrying transient failures;
+// a rejected token is fatal.
+func (c *Channel) auth(ctx context.Context) error {
+	for delay := time.Second; ; delay = min(delay*2, 30*time.Second) {
+		auth, err := c.api.AuthTestContext(ctx)
+		if err == nil {
+			c.botUser, c.botID = auth.UserID, auth.BotID
+			return nil
+		}
+		var se slack.SlackErrorResponse
+		if errors.As(err, &se) && (se.Err == "invalid_auth" || se.Err == "not_authed" || se.Err == "token_revoked" || se.Err == "account_inactive") {
+			return fmt.Errorf("slack: the bot token was rejected (%s); check channels.slack.bot_token", se.Err)
+		}
+		c.log.Warn("auth.test failed; retrying", "err", err, "in", delay)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
 		}
 	}
 }

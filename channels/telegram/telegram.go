@@ -124,9 +124,13 @@ func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
 	for _, cmd := range bus.Commands {
 		cmds = append(cmds, models.BotCommand{Command: cmd.Name, Description: cmd.Help})
 	}
-	if _, err := c.bot.SetMyCommands(ctx, &tgbot.SetMyCommandsParams{Commands: cmds}); err != nil {
-		c.log.Warn("setMyCommands failed", "err", err)
-	}
+	// The command menu is not needed to receive messages: register it
+	// while polling starts.
+	go func() {
+		if _, err := c.bot.SetMyCommands(ctx, &tgbot.SetMyCommandsParams{Commands: cmds}); err != nil && ctx.Err() == nil {
+			c.log.Warn("setMyCommands failed", "err", err)
+		}
+	}()
 	c.log.Info("telegram connected", "bot", "@"+me.Username)
 	return c.poll(ctx, b)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/config"
+	"github.com/deerflow/deerflow/internal/fakelark"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/internal/fakeslack"
 	"github.com/deerflow/deerflow/internal/faketelegram"
@@ -269,25 +270,27 @@ func BenchmarkStop(b *testing.B) {
 }
 
 // BenchmarkServeStartup starts the built binary (`deerflow serve` with
-// Telegram and Slack pointed at the fakes) and reports the time until both
-// are connected (first getUpdates; Socket Mode hello sent) and its
-// resident memory once idle. Budgets: ≤ 15 ms, ≤ 15 MB (all channels).
+// Telegram, Slack and Lark pointed at the fakes) and reports the time until
+// all three are connected (first getUpdates; Socket Mode and the Lark long
+// connection accepted) and its resident memory once idle. Budgets:
+// ≤ 15 ms, ≤ 15 MB.
 func BenchmarkServeStartup(b *testing.B) {
 	tg := faketelegram.New(b, "123456:TEST-token")
 	sl := fakeslack.New(b)
+	lk := fakelark.New(b)
 	model := fakeopenai.New(b)
 	bin := benchBinary(b)
 	var lat []time.Duration
 	var rss []int
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
-		cfg := fmt.Sprintf("models:\n  - {name: m, model: m, base_url: %s, api_key: k}\nchannels:\n  telegram: {enabled: true, bot_token: %q, api_url: %s}\n  slack: {enabled: true, bot_token: %s, app_token: %s, api_url: %s/api/}\n",
-			model.URL, tg.Token, tg.URL, sl.BotToken, sl.AppToken, sl.URL)
+		cfg := fmt.Sprintf("models:\n  - {name: m, model: m, base_url: %s, api_key: k}\nchannels:\n  telegram: {enabled: true, bot_token: %q, api_url: %s}\n  slack: {enabled: true, bot_token: %s, app_token: %s, api_url: %s/api/}\n  lark: {enabled: true, app_id: %s, app_secret: %s, domain: %s}\n",
+			model.URL, tg.Token, tg.URL, sl.BotToken, sl.AppToken, sl.URL, lk.AppID, lk.AppSecret, lk.URL)
 		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o600); err != nil {
 			b.Fatal(err)
 		}
 		polls := len(tg.Offsets()) // recorded when a poll arrives
-		conns := sl.Connections()
+		conns, lconns := sl.Connections(), lk.Connections()
 		cmd := exec.Command(bin, "serve")
 		cmd.Dir = dir
 		start := time.Now()
@@ -296,6 +299,7 @@ func BenchmarkServeStartup(b *testing.B) {
 		}
 		tg.WaitFor(func() bool { return len(tg.Offsets()) > polls })
 		sl.WaitFor(func() bool { return sl.Connections() > conns })
+		lk.WaitFor(func() bool { return lk.Connections() > lconns })
 		lat = append(lat, time.Since(start))
 		time.Sleep(200 * time.Millisecond) // let it settle before reading memory; not a timing assertion
 		rss = append(rss, vmRSS(cmd.Process.Pid))
