@@ -279,7 +279,7 @@ func BenchmarkServeStartup(b *testing.B) {
 	sl := fakeslack.New(b)
 	lk := fakelark.New(b)
 	model := fakeopenai.New(b)
-	bin := benchBinary(b)
+	bin := binary(b)
 	var lat []time.Duration
 	var rss []int
 	for i := 0; i < b.N; i++ {
@@ -321,24 +321,4 @@ func vmRSS(pid int) int {
 		}
 	}
 	return 0
-}
-
-// benchBinary builds the binary once, as the tests do.
-func benchBinary(b *testing.B) string {
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "deerflow-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "deerflow")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		b.Fatal(buildErr)
-	}
-	return binPath
 }

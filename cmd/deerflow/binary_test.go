@@ -21,7 +21,7 @@ var (
 )
 
 // binary builds cmd/deerflow once per test process and returns its path.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "deerflow-bin")

@@ -44,28 +44,8 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 	}
 	for _, c := range channelSwitches(cfg) {
 		state := "disabled"
-		switch {
-		case c.enabled && c.name == "telegram":
-			state = "enabled, at " + cfg.Channels.Telegram.APIURL
-			if n := len(cfg.Channels.Telegram.AllowedUsers); n > 0 {
-				state += fmt.Sprintf(", %d allowed user(s)", n)
-			} else {
-				state += ", open to everyone"
-			}
-		case c.enabled && c.name == "slack":
-			state = "enabled (Socket Mode), Web API at " + cfg.Channels.Slack.APIURL
-			if n := len(cfg.Channels.Slack.AllowedUsers); n > 0 {
-				state += fmt.Sprintf(", %d allowed user(s)", n)
-			} else {
-				state += ", open to everyone"
-			}
-		case c.enabled && c.name == "lark":
-			state = "enabled (long connection), at " + cfg.Channels.Lark.Domain
-			if n := len(cfg.Channels.Lark.AllowedUsers); n > 0 {
-				state += fmt.Sprintf(", %d allowed user(s)", n)
-			} else {
-				state += ", open to everyone"
-			}
+		if c.enabled {
+			state = "enabled, " + c.detail + ", " + whoMay(c.allowed)
 		}
 		fmt.Fprintf(w, "channel\t%s: %s\n", c.name, state)
 	}
@@ -90,4 +70,12 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 	}
 	w.Flush()
 	return 0
+}
+
+// whoMay describes an allow-list.
+func whoMay(allowed int) string {
+	if allowed == 0 {
+		return "open to everyone"
+	}
+	return fmt.Sprintf("%d allowed user(s)", allowed)
 }

@@ -114,16 +114,20 @@ func anyChannel(cfg *config.Config) bool {
 	return false
 }
 
-// channelSwitch is one platform channel and whether the config enables it.
+// channelSwitch is one platform channel, whether the config enables it,
+// and how `check` describes it.
 type channelSwitch struct {
 	name    string
 	enabled bool
+	detail  string
+	allowed int
 }
 
 func channelSwitches(cfg *config.Config) []channelSwitch {
+	ch := cfg.Channels
 	return []channelSwitch{
-		{"telegram", cfg.Channels.Telegram.Enabled},
-		{"slack", cfg.Channels.Slack.Enabled},
-		{"lark", cfg.Channels.Lark.Enabled},
+		{"telegram", ch.Telegram.Enabled, "at " + ch.Telegram.APIURL, len(ch.Telegram.AllowedUsers)},
+		{"slack", ch.Slack.Enabled, "Socket Mode, Web API at " + ch.Slack.APIURL, len(ch.Slack.AllowedUsers)},
+		{"lark", ch.Lark.Enabled, "long connection at " + ch.Lark.Domain, len(ch.Lark.AllowedUsers)},
 	}
 }
