@@ -90,7 +90,7 @@ func (r *run) runTools(ctx context.Context, calls []llm.ToolCall) []*store.Messa
 func (r *run) callTool(ctx context.Context, call llm.ToolCall) ToolResult {
 	out, err := r.a.opts.Tools.Call(ctx, call.Name, json.RawMessage(call.Arguments))
 	if len(out) > maxToolResult {
-		out = out[:maxToolResult] + fmt.Sprintf("\n\n[output truncated: %d of %d characters shown]", maxToolResult, len(out))
+		out = clip(out, maxToolResult) + fmt.Sprintf("\n\n[output truncated: the first %d of %d bytes are shown]", maxToolResult, len(out))
 	}
 	return ToolResult{Content: out, Err: err}
 }

@@ -131,7 +131,7 @@ func (a *app) shutdown(grace time.Duration) {
 	}
 }
 
-var errShutdown = fmt.Errorf("deerflow is shutting down")
+var errShutdown = errors.New("deerflow is shutting down")
 
 // newSandbox builds the sandbox for cfg with its threads under dataDir.
 func newSandbox(cfg *config.Config, dataDir string) (*sandbox.Manager, error) {
