@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
@@ -142,20 +139,8 @@ func (c *editChannel) waitText(t *testing.T, id, want string) {
 
 func newTestBus(t *testing.T, m llm.Model, ts ...tools.Tool) (*Bus, *store.Store) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "deerflow.db"), store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, st := openBus(t, filepath.Join(t.TempDir(), "deerflow.db"), m, ts...)
 	t.Cleanup(func() { st.Close() })
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ag, err := agent.New(agent.Options{Store: st, Models: []agent.ModelRef{{Name: "m", ID: "m", Model: m}}, Tools: tools.NewRegistry(ts...), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := New(Options{Store: st, Agent: ag, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return b, st
 }
 

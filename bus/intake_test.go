@@ -13,6 +13,7 @@ import (
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
+	"github.com/deerflow/deerflow/tools"
 )
 
 // echoModel answers "you said: <last user text>".
@@ -25,15 +26,15 @@ func (echoModel) Stream(_ context.Context, req *llm.Request) iter.Seq2[llm.Chunk
 	}
 }
 
-// openBus wires a bus over the store at path with model m.
-func openBus(t *testing.T, path string, m llm.Model) (*Bus, *store.Store) {
+// openBus wires a bus over the store at path with model m and tools ts.
+func openBus(t *testing.T, path string, m llm.Model, ts ...tools.Tool) (*Bus, *store.Store) {
 	t.Helper()
 	st, err := store.Open(path, store.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ag, err := agent.New(agent.Options{Store: st, Models: []agent.ModelRef{{Name: "m", ID: "m", Model: m}}, Logger: log})
+	ag, err := agent.New(agent.Options{Store: st, Models: []agent.ModelRef{{Name: "m", ID: "m", Model: m}}, Tools: tools.NewRegistry(ts...), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
