@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -321,4 +322,35 @@ func vmRSS(pid int) int {
 		}
 	}
 	return 0
+}
+
+// BenchmarkLiveConversations holds a turn in each of 10,000 conversations
+// (instant model, real store with fsync) and reports the heap in use and
+// the process's resident memory afterwards. Budget: 10,000 live
+// conversations in ≤ 200 MB.
+func BenchmarkLiveConversations(b *testing.B) {
+	const convs = 10000
+	for i := 0; i < b.N; i++ {
+		a := benchApp(b, []agent.ModelRef{{Name: "instant", ID: "instant", Model: instantModel{}}}, nil)
+		s := &chatSender{final: make(chan string, 256)}
+		a.bus.Register(s)
+		ctx := context.Background()
+		sent := 0
+		for ; sent < 200; sent++ {
+			a.bus.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: fmt.Sprint(sent), UserID: "u", Text: "ping"})
+		}
+		for got := 0; got < convs; got++ {
+			<-s.final
+			if sent < convs {
+				a.bus.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: fmt.Sprint(sent), UserID: "u", Text: "ping"})
+				sent++
+			}
+		}
+		a.bus.WaitIdle(ctx)
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
+		b.ReportMetric(float64(vmRSS(os.Getpid()))/1024, "RSS-MB")
+	}
 }
