@@ -16,10 +16,15 @@ import (
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 )
 
+// needBwrap skips t unless bubblewrap is installed and can build a
+// sandbox on this machine.
 func needBwrap(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap is not installed (apt-get install bubblewrap); .ci/run installs it")
+	}
+	if out, err := exec.Command("bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true").CombinedOutput(); err != nil {
+		t.Skipf("bubblewrap cannot build a sandbox here: %v %s", err, out)
 	}
 }
 
