@@ -47,8 +47,12 @@ type Options struct {
 	// HistoryCache is how many recently active threads keep their history
 	// in memory; 0 → 256, negative → none.
 	HistoryCache int
-	Logger       *slog.Logger // nil: slog.Default()
-	Now          func() time.Time
+	// Ephemeral agents store nothing: every run starts from an empty
+	// thread and keeps its history in memory only (subagents, whose
+	// records are kept by their executor).
+	Ephemeral bool
+	Logger    *slog.Logger // nil: slog.Default()
+	Now       func() time.Time
 }
 
 // Agent runs conversations. It is safe for concurrent use; runs of
@@ -101,6 +105,9 @@ func New(opts Options) (*Agent, error) {
 	if p == nil {
 		p = DefaultPrompt("DeerFlow")
 	}
+	if opts.Ephemeral {
+		opts.HistoryCache = -1
+	}
 	if opts.HistoryCache == 0 {
 		opts.HistoryCache = 256
 	}
@@ -142,6 +149,9 @@ type Input struct {
 	Model string
 	// RunID is assigned when empty.
 	RunID string
+	// Workspace is the thread whose workspace tool calls act on; empty
+	// means ThreadID. A subagent works in its lead's workspace.
+	Workspace string
 	// OnBegin, when set, runs inside the transaction that stores the
 	// user's message in the thread (for example to delete the message's
 	// copy in an intake queue, so it is handled exactly once).

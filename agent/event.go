@@ -59,5 +59,8 @@ type Event struct {
 	Tool     *ToolActivity
 	Custom   *tools.Event
 	Usage    llm.Usage // on EventAnswer: the run's total
-	Err      error
+	// Capped, on EventAnswer, says the run used all of its turns before the
+	// model finished; Text then says so to the user.
+	Capped bool
+	Err    error
 }

@@ -36,7 +36,7 @@ const (
 // DefaultPrompt returns the lead agent's prompt with empty slots for
 // memory, skills and subagents.
 func DefaultPrompt(name string) *Prompt {
-	return &Prompt{sections: []Section{
+	return NewPrompt([]Section{
 		{Name: SectionRole, Text: static(fmt.Sprintf(`<role>
 You are %s, an agent that works for the people who message you in a chat. You answer questions, do research, write and run code in your workspace, and delegate parts of larger jobs. Work carefully and finish what you start.
 </role>`, name))},
@@ -52,13 +52,23 @@ You are %s, an agent that works for the people who message you in a chat. You an
 - Call independent tools in parallel in one response; never call a tool just to narrate.
 - If a tool fails, read its error and adapt instead of repeating the same call.
 </response_style>`)},
-		{Name: SectionCurrentDate, Text: func(context.Context, *Input) string {
-			// The date comes last so the sections before it stay a stable,
-			// cacheable prefix.
-			return "<current_date>" + time.Now().Format("2006-01-02, Monday") + "</current_date>"
-		}},
-	}}
+	}...)
 }
+
+// NewPrompt returns a prompt of sections followed by the current date. The
+// date comes last so the sections before it stay a stable, cacheable
+// prefix.
+func NewPrompt(sections ...Section) *Prompt {
+	p := &Prompt{sections: make([]Section, 0, len(sections)+1)}
+	p.sections = append(p.sections, sections...)
+	p.sections = append(p.sections, Section{Name: SectionCurrentDate, Text: func(context.Context, *Input) string {
+		return "<current_date>" + time.Now().Format("2006-01-02, Monday") + "</current_date>"
+	}})
+	return p
+}
+
+// Static is a section text that never changes.
+func Static(s string) func(context.Context, *Input) string { return static(s) }
 
 func static(s string) func(context.Context, *Input) string {
 	return func(context.Context, *Input) string { return s }

@@ -46,6 +46,7 @@ type run struct {
 	yield  func(Event, error) bool
 	ar     *activeRun
 	gone   bool // the consumer stopped iterating
+	capped bool // the run reached MaxTurns
 
 	thread  *store.Thread
 	model   ModelRef
@@ -125,7 +126,7 @@ func (r *run) exec() {
 			r.fail(err, "I couldn't save this conversation; please try again.")
 			return
 		}
-		results := r.runTools(toolCtx, calls)
+		results := r.runTools(toolCtx, turn, calls)
 		if err := r.save(results...); err != nil {
 			r.fail(err, "I couldn't save this conversation; please try again.")
 			return
@@ -135,6 +136,7 @@ func (r *run) exec() {
 			return
 		}
 	}
+	r.capped = true
 	r.finish(&store.Message{
 		Role:    "assistant",
 		Content: fmt.Sprintf("I stopped after %d steps, the limit for one request. Say \"continue\" and I'll carry on from here.", r.a.opts.MaxTurns),
@@ -161,7 +163,13 @@ func (r *run) begin() error {
 	a, in := r.a, r.in
 	now := a.opts.Now()
 	var msgs []*store.Message
+	if a.opts.Ephemeral {
+		r.thread = &store.Thread{ID: in.ThreadID, ChatKey: in.ChatKey, Created: now}
+	}
 	err := a.opts.Store.View(func(tx *store.Tx) error {
+		if a.opts.Ephemeral {
+			return nil
+		}
 		t, err := tx.Thread(in.ThreadID)
 		if errors.Is(err, store.ErrNotFound) {
 			t = &store.Thread{ID: in.ThreadID, ChatKey: in.ChatKey, Created: now}
@@ -232,6 +240,9 @@ func (r *run) begin() error {
 // write starts committing fn (grouped with other conversations' writes)
 // after the run's previous write. wait returns the first error.
 func (r *run) write(fn func(*store.Tx) error) {
+	if r.a.opts.Ephemeral {
+		return
+	}
 	prev := r.pending
 	done := make(chan error, 1)
 	r.pending = done
@@ -300,7 +311,7 @@ func (r *run) finish(answer *store.Message, usage llm.Usage) {
 		return
 	}
 	r.end(store.RunDone, "", answer)
-	r.emit(Event{Kind: EventAnswer, Text: answer.Content, Model: r.model.Name, Usage: usage})
+	r.emit(Event{Kind: EventAnswer, Text: answer.Content, Model: r.model.Name, Usage: usage, Capped: r.capped})
 	if err := r.wait(); err != nil {
 		r.a.log.Error("saving the answer failed after it was delivered", "run", r.in.RunID, "thread", r.in.ThreadID, "err", err)
 		return

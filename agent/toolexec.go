@@ -17,7 +17,7 @@ const maxToolResult = 100_000
 
 // runTools runs calls concurrently and returns one result message per call,
 // in call order. Events from the tools are passed on from this goroutine.
-func (r *run) runTools(ctx context.Context, calls []llm.ToolCall) []*store.Message {
+func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*store.Message {
 	type done struct {
 		i   int
 		res ToolResult
@@ -29,13 +29,20 @@ func (r *run) runTools(ctx context.Context, calls []llm.ToolCall) []*store.Messa
 	defer close(closed)
 
 	acts := make([]*ToolActivity, len(calls))
+	batch := make([]string, len(calls))
 	for i, call := range calls {
 		acts[i] = &ToolActivity{CallID: call.ID, Name: call.Name, Summary: summarize(call)}
+		batch[i] = call.Name
 		r.emit(Event{Kind: EventToolStart, Tool: acts[i]})
+	}
+	workspace := r.in.Workspace
+	if workspace == "" {
+		workspace = r.in.ThreadID
 	}
 	for i, call := range calls {
 		env := &tools.Env{
-			ThreadID: r.in.ThreadID, RunID: r.in.RunID, ChatKey: r.in.ChatKey, UserID: r.in.UserID, CallID: call.ID,
+			ThreadID: workspace, RunID: r.in.RunID, ChatKey: r.in.ChatKey, UserID: r.in.UserID, CallID: call.ID,
+			Model: r.model.Name, Turn: turn, Batch: batch, Index: i,
 			Emit: func(e tools.Event) {
 				select {
 				case evs <- Event{Kind: EventTool, Custom: &e, Tool: acts[i]}:
@@ -45,7 +52,7 @@ func (r *run) runTools(ctx context.Context, calls []llm.ToolCall) []*store.Messa
 		}
 		go func() {
 			start := time.Now()
-			tctx, cancel := context.WithTimeout(tools.WithEnv(ctx, env), r.a.opts.ToolTimeout)
+			tctx, cancel := r.a.toolContext(tools.WithEnv(ctx, env), call.Name)
 			defer cancel()
 			res := r.a.chain.callTool(tctx, call, r.callTool)
 			fin <- done{i: i, res: res, dur: time.Since(start)}
@@ -105,4 +112,15 @@ func summarize(call llm.ToolCall) string {
 		}
 	}
 	return clip(call.Arguments, 120)
+}
+
+// toolContext bounds one call of the named tool by the tool timeout, unless
+// the tool keeps its own time limit.
+func (a *Agent) toolContext(ctx context.Context, name string) (context.Context, context.CancelFunc) {
+	if t, ok := a.opts.Tools.Get(name); ok {
+		if st, ok := t.(tools.SelfTimed); ok && st.SelfTimed() {
+			return context.WithCancel(ctx)
+		}
+	}
+	return context.WithTimeout(ctx, a.opts.ToolTimeout)
 }

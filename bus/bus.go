@@ -99,6 +99,9 @@ type Outbound struct {
 	// stopped run), for channels that style it.
 	Failed bool
 	File   *tools.File // OutFile
+	// Task is set on a subagent's progress reply: the task's id. Such a
+	// reply always answers ReplyTo, in private chats too.
+	Task string
 }
 
 // Sender delivers Outbound messages for one channel. Send returns the

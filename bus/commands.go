@@ -129,6 +129,7 @@ func (b *Bus) cmdStatus(ctx context.Context, in *Inbound) error {
 	// Once the answer (or "Stopped.") is delivered, the user sees the run
 	// as over, even while it is still recording its state.
 	queued, busy := len(c.queue), c.running != nil && !c.answered
+	tasks := b.tasksStatus(c)
 	b.mu.Unlock()
 
 	var sb strings.Builder
@@ -145,6 +146,7 @@ func (b *Bus) cmdStatus(ctx context.Context, in *Inbound) error {
 	default:
 		sb.WriteString("Run: idle\n")
 	}
+	sb.WriteString(tasks)
 	fmt.Fprintf(&sb, "Queued: %d\nUptime: %s", queued, b.opts.Now().Sub(b.started).Round(time.Second))
 	if b.opts.Version != "" {
 		fmt.Fprintf(&sb, "\nVersion: %s", b.opts.Version)

@@ -25,6 +25,7 @@ const maxActivityLines = 5
 // wins, the agent is never blocked by a slow platform), then a final edit.
 type delivery struct {
 	b      *Bus
+	c      *conv // nil when not run through a conversation's queue
 	in     *Inbound
 	key    string
 	stream bool
@@ -37,16 +38,14 @@ type delivery struct {
 	mu     sync.Mutex
 	text   strings.Builder // the current step's answer text
 	acts   []string
-	dirty  bool
-	msgID  string
-	kick   chan struct{} // never closed; nil for DeltaStreamers
-	stop   chan struct{} // closed to end the edit loop
+	main   *editor       // the progress message; nil for DeltaStreamers
+	tasks  []*taskView   // subagents' progress replies, in start order
 	typing chan struct{} // closed to end the typing loop; nil without a Typer
 	ticker sync.WaitGroup
 }
 
-func newDelivery(b *Bus, in *Inbound) *delivery {
-	d := &delivery{b: b, in: in, key: in.ChatKey(), every: defaultEditInterval}
+func newDelivery(b *Bus, c *conv, in *Inbound) *delivery {
+	d := &delivery{b: b, c: c, in: in, key: in.ChatKey(), every: defaultEditInterval}
 	s, ok := b.sender(in.Channel)
 	if ok {
 		if ds, ok := s.(DeltaStreamer); ok && ds.StreamsDeltas() {
@@ -57,10 +56,7 @@ func newDelivery(b *Bus, in *Inbound) *delivery {
 		}
 	}
 	if !d.stream {
-		d.kick = make(chan struct{}, 1)
-		d.stop = make(chan struct{})
-		d.ticker.Add(1)
-		go d.editLoop(d.kick, d.stop)
+		d.main = d.newEditor(func() (string, bool) { return d.render(), false }, d.out)
 	}
 	if t, ok := s.(Typer); ok {
 		d.typing = make(chan struct{})
@@ -134,9 +130,17 @@ func (d *delivery) handle(ctx context.Context, ev agent.Event) {
 			d.b.send(ctx, d.key, d.out(OutActivity, ev.Tool.Name+" failed: "+firstLine(ev.Tool.Result)))
 		}
 	case agent.EventTool:
-		if ev.Custom != nil && ev.Custom.Kind == tools.EventFiles {
+		if ev.Custom == nil {
+			return
+		}
+		switch ev.Custom.Kind {
+		case tools.EventFiles:
 			if files, ok := ev.Custom.Data.([]tools.File); ok {
 				d.files = append(d.files, files...)
+			}
+		case tools.EventTaskStarted, tools.EventTaskProgress, tools.EventTaskDone:
+			if te, ok := ev.Custom.Data.(tools.TaskEvent); ok {
+				d.task(ctx, ev.RunID, ev.Custom.Kind, &te)
 			}
 		}
 	case agent.EventAnswer:
@@ -157,17 +161,13 @@ func firstLine(s string) string {
 	return s
 }
 
-// update changes the pending progress state and asks the edit loop to show
+// update changes the progress message's state and asks its editor to show
 // it.
 func (d *delivery) update(f func()) {
 	d.mu.Lock()
 	f()
-	d.dirty = true
+	d.main.changed()
 	d.mu.Unlock()
-	select {
-	case d.kick <- struct{}{}:
-	default:
-	}
 }
 
 func (d *delivery) render() string {
@@ -182,59 +182,16 @@ func (d *delivery) render() string {
 	return b.String()
 }
 
-// editLoop shows the progress state: a first message as soon as there is
-// something to show, then edits spaced by d.every. It returns at once when
-// stop closes: the final answer replaces whatever it would have shown.
-func (d *delivery) editLoop(kick, stop <-chan struct{}) {
-	defer d.ticker.Done()
-	ctx := context.Background()
-	var last time.Time
-	for {
-		select {
-		case <-kick:
-		case <-stop:
-			return
-		}
-		if wait := d.every - time.Since(last); !last.IsZero() && wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-stop:
-				t.Stop()
-				return
-			}
-		}
-		d.mu.Lock()
-		text, id, dirty := d.render(), d.msgID, d.dirty
-		d.dirty = false
-		d.mu.Unlock()
-		if !dirty || text == "" {
-			continue
-		}
-		last = time.Now()
-		if id == "" {
-			id, err := d.b.send(ctx, d.key, d.out(OutMessage, text))
-			if err == nil {
-				d.mu.Lock()
-				d.msgID = id
-				d.mu.Unlock()
-			}
-			continue
-		}
-		o := d.out(OutEdit, text)
-		o.EditID = id
-		d.b.send(ctx, d.key, o)
-	}
-}
-
-// final delivers the answer (or failure sentence) that ends the run.
+// final delivers the answer (or failure sentence) that ends the run,
+// after the subagents' replies have shown their outcome.
 func (d *delivery) final(ctx context.Context, text string, failed bool) {
 	if d.onFinal != nil {
 		d.onFinal()
 	}
+	d.stopTyping()
+	d.finishTasks()
 	defer d.sendFiles(ctx)
 	if d.stream {
-		d.stopEdits()
 		o := d.out(OutMessage, text)
 		if d.streamed && !failed {
 			o.Kind = OutDelta // the text is already on screen; just end it
@@ -245,9 +202,8 @@ func (d *delivery) final(ctx context.Context, text string, failed bool) {
 		d.b.send(ctx, d.key, o)
 		return
 	}
-	d.stopEdits()
+	id := d.main.halt()
 	d.mu.Lock()
-	id := d.msgID
 	if failed && id != "" && strings.TrimSpace(d.text.String()) != "" {
 		text = strings.TrimSpace(d.text.String()) + "\n\n" + text
 	}
@@ -264,19 +220,30 @@ func (d *delivery) final(ctx context.Context, text string, failed bool) {
 	d.b.send(ctx, d.key, o)
 }
 
-func (d *delivery) stopEdits() {
+func (d *delivery) stopTyping() {
 	if d.typing != nil {
 		close(d.typing)
 		d.typing = nil
 	}
-	if d.stop != nil {
-		close(d.stop)
-		d.stop = nil
-	}
 	d.ticker.Wait()
 }
 
-func (d *delivery) close() { d.stopEdits() }
+// close ends every loop of the delivery without sending more.
+func (d *delivery) close() {
+	d.stopTyping()
+	if d.main != nil {
+		d.main.halt()
+	}
+	d.mu.Lock()
+	tasks := d.tasks
+	d.mu.Unlock()
+	for _, t := range tasks {
+		if t.ed != nil {
+			t.ed.halt()
+		}
+	}
+	d.forgetTasks()
+}
 
 // sendFiles delivers the files presented during the run, each once, after
 // the answer that talks about them.

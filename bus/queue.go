@@ -7,6 +7,7 @@ import (
 
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/store"
+	"github.com/deerflow/deerflow/tools"
 )
 
 // conv is one conversation's routing state: its current thread, the run in
@@ -19,6 +20,7 @@ type conv struct {
 	// answered: the running item's answer is being delivered; a new
 	// message now is not "waiting behind" anything the user can see.
 	answered bool
+	tasks    []tools.TaskEvent // the running item's unfinished subagent tasks
 }
 
 // item is one queued message, bound to the thread that was current when it
@@ -176,7 +178,7 @@ func (b *Bus) work(c *conv) {
 func (b *Bus) runItem(c *conv, it *item) {
 	ctx := context.Background()
 	in := it.in
-	d := newDelivery(b, in)
+	d := newDelivery(b, c, in)
 	defer d.close()
 	d.onFinal = func() {
 		b.mu.Lock()

@@ -151,6 +151,20 @@ type Subagents struct {
 	MaxPerRun      int `yaml:"max_per_run"`
 	MaxRunning     int `yaml:"max_running"`
 	TimeoutSeconds int `yaml:"timeout_seconds"`
+	// Types adds subagent types to the built-in general-purpose and bash.
+	Types []SubagentType `yaml:"types"`
+}
+
+// SubagentType is a custom kind of subagent the lead agent may delegate to.
+type SubagentType struct {
+	Name            string   `yaml:"name"`
+	Description     string   `yaml:"description"` // when the lead should pick it
+	SystemPrompt    string   `yaml:"system_prompt"`
+	Tools           []string `yaml:"tools"`            // allowed tools; empty = all the lead has
+	DisallowedTools []string `yaml:"disallowed_tools"` // taken away from the allowed ones
+	Model           string   `yaml:"model"`            // a models[].name; empty = the lead's model
+	MaxTurns        int      `yaml:"max_turns"`        // 0 = 50
+	TimeoutSeconds  int      `yaml:"timeout_seconds"`  // 0 = subagents.timeout_seconds
 }
 
 // Memory configures long-term memory.

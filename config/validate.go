@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -202,11 +203,41 @@ func (v *validator) sandbox() {
 
 func (v *validator) limits() {
 	s := v.c.Subagents
-	v.nonNegative("subagents.max_per_response", s.MaxPerResponse)
-	v.nonNegative("subagents.max_per_run", s.MaxPerRun)
+	v.between("subagents.max_per_response", s.MaxPerResponse, 1, 8)
+	v.between("subagents.max_per_run", s.MaxPerRun, 1, 50)
 	v.nonNegative("subagents.max_running", s.MaxRunning)
 	v.nonNegative("subagents.timeout_seconds", s.TimeoutSeconds)
+	models := map[string]bool{}
+	for _, m := range v.c.Models {
+		models[m.Name] = true
+	}
+	seen := map[string]bool{}
+	for i, t := range s.Types {
+		k := index("subagents.types", i)
+		switch {
+		case !subagentName.MatchString(t.Name):
+			v.fail(k+".name", "must be a word of letters, digits, - or _ (such as researcher)")
+		case t.Name == "general-purpose" || t.Name == "bash":
+			v.fail(k+".name", "%q is a built-in type; pick another name", t.Name)
+		case seen[t.Name]:
+			v.fail(k+".name", "duplicate type %q", t.Name)
+		}
+		seen[t.Name] = true
+		v.required(k+".description", t.Description)
+		if t.Model != "" && !models[t.Model] {
+			v.fail(k+".model", "no model is named %q in models", t.Model)
+		}
+		for j, name := range t.Tools {
+			if name == "task" {
+				v.fail(index(k+".tools", j), "subagents cannot delegate: task is never given to them")
+			}
+		}
+		v.nonNegative(k+".max_turns", t.MaxTurns)
+		v.nonNegative(k+".timeout_seconds", t.TimeoutSeconds)
+	}
 }
+
+var subagentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$`)
 
 func (v *validator) mcp() {
 	seen := map[string]bool{}

@@ -55,8 +55,30 @@ tools: {web_search: {provider: brave}}
 			`config.yaml:4: agent.tool_timeout_seconds: must not be negative, got -1`,
 			`config.yaml:1: memory.debounce_seconds: must not be negative, got -1`,
 			`config.yaml:3: sandbox.max_upload_mb: must not be negative, got -1`,
-			`config.yaml:2: subagents.max_per_run: must not be negative, got -1`,
+			`config.yaml:2: subagents.max_per_run: must be between 1 and 50, got -1`,
 			`config.yaml:2: subagents.timeout_seconds: must not be negative, got -5`}},
+		{"subagent limits", "subagents:\n  max_per_response: 9\n  max_per_run: 51", []string{
+			`config.yaml:2: subagents.max_per_response: must be between 1 and 8, got 9`,
+			`config.yaml:3: subagents.max_per_run: must be between 1 and 50, got 51`}},
+		{"subagent types", `models:
+  - {name: fast, model: m}
+subagents:
+  types:
+    - {name: researcher, description: reads, tools: [ls, read_file], model: fast, max_turns: 10, timeout_seconds: 60}
+    - {name: "bad name", description: x}
+    - {name: bash, description: x}
+    - {name: researcher, description: x, model: slow}
+    - name: nodesc
+      tools: [ls, task]
+      max_turns: -1
+`, []string{
+			`config.yaml:6: subagents.types[1].name: must be a word of letters, digits, - or _ (such as researcher)`,
+			`config.yaml:7: subagents.types[2].name: "bash" is a built-in type; pick another name`,
+			`config.yaml:8: subagents.types[3].name: duplicate type "researcher"`,
+			`config.yaml:8: subagents.types[3].model: no model is named "slow" in models`,
+			`config.yaml:9: subagents.types[4].description: required`,
+			`config.yaml:10: subagents.types[4].tools[1]: subagents cannot delegate: task is never given to them`,
+			`config.yaml:11: subagents.types[4].max_turns: must not be negative, got -1`}},
 		{"max_turns range", "agent:\n  max_turns: 1001", []string{`config.yaml:2: agent.max_turns: must be between 1 and 1000, got 1001`}},
 		{"max_turns negative", "agent:\n  max_turns: -3", []string{`config.yaml:2: agent.max_turns: must be between 1 and 1000, got -3`}},
 		{"max_queued range", "router:\n  max_queued: 10001", []string{`config.yaml:2: router.max_queued: must be between 1 and 10000, got 10001`}},

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"io"
+	"time"
 )
 
 // Env describes the conversation a tool call belongs to. The agent puts it
@@ -13,6 +14,14 @@ type Env struct {
 	ChatKey  string // channel:chat[:topic]
 	UserID   string // channel:user
 	CallID   string // the model's tool-call id
+	Model    string // the name of the model the run uses
+	// Turn numbers the model responses of the run (1 for the first);
+	// Batch names every tool call of this call's response, in order, and
+	// Index is this call's place in it. Tools that limit how often they
+	// are called per response (task) count with these.
+	Turn  int
+	Batch []string
+	Index int
 	// Emit sends a progress event to whoever watches the run (the router,
 	// a subagent's parent). Nil means nobody listens.
 	Emit func(Event)
@@ -58,4 +67,35 @@ type File struct {
 	Path string // virtual path, as the model knows it
 	Size int64
 	Open func() (io.ReadCloser, error)
+}
+
+// Event kinds of a subagent's task, each with a TaskEvent as Data.
+const (
+	EventTaskStarted  = "task_started"  // queued or started (Status pending or running)
+	EventTaskProgress = "task_progress" // Line is the subagent's latest step
+	EventTaskDone     = "task_done"     // Status is final; Result and Duration set
+)
+
+// Task statuses.
+const (
+	TaskPending     = "pending" // waiting for a free slot
+	TaskRunning     = "running"
+	TaskCompleted   = "completed"
+	TaskFailed      = "failed"
+	TaskCancelled   = "cancelled"
+	TaskTimedOut    = "timed_out"
+	TaskInterrupted = "interrupted" // found running after a restart
+)
+
+// TaskEvent reports on one subagent task.
+type TaskEvent struct {
+	ID          string
+	Description string // 3–5 words from the lead agent
+	Type        string // subagent type
+	Status      string
+	Line        string        // task_progress: one line about the latest step
+	Result      string        // task_done: the start of the result, or the error
+	Started     time.Time     // when it started running (zero while pending)
+	Duration    time.Duration // task_done: running time
+	Ahead       int           // pending: tasks waiting in front of it
 }

@@ -139,3 +139,10 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	}
 	return t.Run(ctx, args)
 }
+
+// SelfTimed is implemented by tools that enforce their own time limit (a
+// subagent task may run for half an hour): the agent's per-call timeout
+// does not apply to them.
+type SelfTimed interface {
+	SelfTimed() bool
+}

@@ -144,8 +144,9 @@ func (c *Channel) sendText(ctx context.Context, chat int64, out *bus.Outbound, t
 		p.ParseMode = models.ParseModeHTML
 	}
 	// In groups the answer replies to the question, so the thread of the
-	// conversation is visible and replying to it continues it.
-	if n, err := strconv.Atoi(replyTo); err == nil && chat < 0 {
+	// conversation is visible and replying to it continues it. A
+	// subagent's progress reply always does, to show what it works for.
+	if n, err := strconv.Atoi(replyTo); err == nil && (chat < 0 || out.Task != "") {
 		p.ReplyParameters = &models.ReplyParameters{MessageID: n, AllowSendingWithoutReply: true}
 	}
 	m, err := c.bot.SendMessage(ctx, p)

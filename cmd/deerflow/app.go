@@ -16,6 +16,7 @@ import (
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/sandbox"
 	"github.com/deerflow/deerflow/store"
+	"github.com/deerflow/deerflow/subagents"
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -28,6 +29,9 @@ type app struct {
 	tools   *tools.Registry
 	agent   *agent.Agent
 	bus     *bus.Bus
+
+	subagents   *subagents.Manager
+	interrupted []*store.Task // subagent tasks a previous process left running
 }
 
 // newLogger returns the process logger writing to w, per cfg.Log.
@@ -64,11 +68,21 @@ func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
 		}
 	}()
 	a := &app{cfg: cfg, log: log, store: st, sandbox: sb, tools: tools.NewRegistry(sb.Tools()...)}
+	models := modelRefs(cfg, log)
+	subs, err := newSubagents(cfg, st, models, a.tools, sb, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	a.subagents = subs
+	a.tools.Add(subs.Tool())
+	p := prompt(cfg, sb)
+	p.SetSection(agent.SectionSubagents, subs.PromptSection())
 	ag, err := agent.New(agent.Options{
 		Store:       st,
-		Models:      modelRefs(cfg, log),
+		Models:      models,
 		Tools:       a.tools,
-		Prompt:      prompt(cfg, sb),
+		Prompt:      p,
 		MaxTurns:    cfg.Agent.MaxTurns,
 		ToolTimeout: time.Duration(cfg.Agent.ToolTimeoutSeconds) * time.Second,
 		Logger:      log,
@@ -101,23 +115,53 @@ func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
 }
 
 // recover marks runs that were in flight when a previous process died as
-// interrupted. Their threads are repaired by the agent on the next run.
+// interrupted, and their unfinished subagent tasks too (kept in
+// a.interrupted, to be reported once the channels are up). The threads are
+// repaired by the agent on their next run.
 func (a *app) recover() error {
+	now := time.Now()
 	return a.store.Update(func(tx *store.Tx) error {
+		a.interrupted = nil
 		runs, err := tx.RunsWithStatus(store.RunRunning)
 		if err != nil {
 			return err
 		}
 		for _, r := range runs {
 			r.Status = store.RunInterrupted
-			r.Ended = time.Now()
+			r.Ended = now
 			if err := tx.PutRun(r); err != nil {
 				return err
 			}
 			a.log.Warn("run was interrupted by a restart", "run", r.ID, "thread", r.ThreadID)
+			tasks, err := tx.Tasks(r.ID)
+			if err != nil {
+				return err
+			}
+			for _, t := range tasks {
+				if t.Status != tools.TaskPending && t.Status != tools.TaskRunning {
+					continue
+				}
+				if err := tx.UpdateTask(r.ID, t.ID, func(t *store.Task) { t.Status, t.Ended = tools.TaskInterrupted, now }); err != nil {
+					return err
+				}
+				t.Status, t.Ended = tools.TaskInterrupted, now
+				a.interrupted = append(a.interrupted, t)
+				a.log.Warn("subagent task was interrupted by a restart", "task", t.ID, "run", r.ID, "description", t.Description)
+			}
 		}
 		return nil
 	})
+}
+
+// reportInterrupted tells the conversations of interrupted subagent tasks,
+// once, in the background.
+func (a *app) reportInterrupted(ctx context.Context) {
+	tasks := a.interrupted
+	a.interrupted = nil
+	if len(tasks) == 0 {
+		return
+	}
+	go a.bus.ReportInterrupted(ctx, tasks)
 }
 
 // shutdown stops running turns (they record their state), then closes the
@@ -132,6 +176,33 @@ func (a *app) shutdown(grace time.Duration) {
 }
 
 var errShutdown = errors.New("deerflow is shutting down")
+
+// newSubagents builds the subagent manager over the lead's tools.
+func newSubagents(cfg *config.Config, st *store.Store, models []agent.ModelRef, lead *tools.Registry, sb *sandbox.Manager, log *slog.Logger) (*subagents.Manager, error) {
+	sc := cfg.Subagents
+	types := make([]subagents.Type, len(sc.Types))
+	for i, t := range sc.Types {
+		types[i] = subagents.Type{
+			Name: t.Name, Description: t.Description, SystemPrompt: t.SystemPrompt,
+			Tools: t.Tools, DisallowedTools: t.DisallowedTools, Model: t.Model,
+			MaxTurns: t.MaxTurns, Timeout: time.Duration(t.TimeoutSeconds) * time.Second,
+		}
+	}
+	working := sb.PromptSection()
+	return subagents.New(subagents.Options{
+		Store:          st,
+		Models:         models,
+		Tools:          lead,
+		Types:          types,
+		Sections:       []agent.Section{{Name: agent.SectionWorkingDir, Text: agent.Static(working)}},
+		MaxPerResponse: sc.MaxPerResponse,
+		MaxPerRun:      sc.MaxPerRun,
+		MaxRunning:     sc.MaxRunning,
+		Timeout:        time.Duration(sc.TimeoutSeconds) * time.Second,
+		ToolTimeout:    time.Duration(cfg.Agent.ToolTimeoutSeconds) * time.Second,
+		Logger:         log,
+	})
+}
 
 // newSandbox builds the sandbox for cfg with its threads under dataDir.
 func newSandbox(cfg *config.Config, dataDir string) (*sandbox.Manager, error) {

@@ -55,6 +55,7 @@ func runConsole(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, 
 	if _, err := a.bus.Recover(ctx); err != nil {
 		return err
 	}
+	a.reportInterrupted(ctx)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -62,6 +62,7 @@ func startChannels(ctx context.Context, a *app, chans []channels.Channel) (<-cha
 	if _, err := a.bus.Recover(ctx); err != nil {
 		return nil, err
 	}
+	a.reportInterrupted(ctx)
 	errc := make(chan error, len(chans))
 	for _, ch := range chans {
 		go func() { errc <- ch.Start(ctx, a.bus) }()

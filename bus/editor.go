@@ -1,0 +1,140 @@
+package bus
+
+import (
+	"context"
+	"time"
+)
+
+// editor keeps one chat message showing the latest state of something that
+// changes (an answer being written, a subagent at work): it sends the
+// message as soon as there is something to show, then edits it at most
+// once per interval. States in between are skipped, never queued, and the
+// agent is never blocked by a slow platform.
+//
+// Its state lives in the delivery, under d.mu; render reads it.
+type editor struct {
+	d     *delivery
+	every time.Duration
+	// render returns what the message should say now, and whether that is
+	// its last version (the editor then sends it, rendered fully, and
+	// ends). Called with d.mu held.
+	render func() (text string, last bool)
+	// out builds the Outbound for the message.
+	out func(kind OutKind, text string) *Outbound
+	// sent, when set, is told the id of the message once it exists.
+	sent func(id string)
+
+	kick chan struct{} // never closed
+	stop chan struct{} // closed to end the loop at once
+	done chan struct{} // closed when the loop has ended
+
+	msgID string // under d.mu
+	dirty bool   // under d.mu
+}
+
+func (d *delivery) newEditor(render func() (string, bool), out func(OutKind, string) *Outbound) *editor {
+	e := &editor{
+		d: d, every: d.every, render: render, out: out,
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	go e.loop()
+	return e
+}
+
+// changed marks the state changed (the caller holds d.mu) and wakes the
+// loop.
+func (e *editor) changed() {
+	e.dirty = true
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// halt ends the loop without sending anything more, and returns the id of
+// the message, if one was sent.
+func (e *editor) halt() string {
+	select {
+	case <-e.stop:
+	default:
+		close(e.stop)
+	}
+	<-e.done
+	e.d.mu.Lock()
+	defer e.d.mu.Unlock()
+	return e.msgID
+}
+
+func (e *editor) loop() {
+	defer close(e.done)
+	d := e.d
+	ctx := context.Background()
+	var last time.Time
+	for {
+		select {
+		case <-e.kick:
+		case <-e.stop:
+			return
+		}
+		if wait := e.every - time.Since(last); !last.IsZero() && wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-e.stop:
+				t.Stop()
+				return
+			}
+		}
+		d.mu.Lock()
+		text, final := e.render()
+		id, dirty := e.msgID, e.dirty
+		e.dirty = false
+		d.mu.Unlock()
+		if !dirty || text == "" {
+			continue
+		}
+		last = time.Now()
+		if final {
+			e.finish(ctx, id, text)
+			return
+		}
+		if id == "" {
+			if id, err := d.b.send(ctx, d.key, e.out(OutMessage, text)); err == nil {
+				e.setID(id)
+			}
+			continue
+		}
+		o := e.out(OutEdit, text)
+		o.EditID = id
+		d.b.send(ctx, d.key, o)
+	}
+}
+
+// finish sends the last version: an edit of the message, or a new message
+// when there is none yet or the edit fails.
+func (e *editor) finish(ctx context.Context, id, text string) {
+	if id != "" {
+		o := e.out(OutEdit, text)
+		o.EditID, o.Final = id, true
+		if _, err := e.d.b.send(ctx, e.d.key, o); err == nil {
+			return
+		}
+	}
+	o := e.out(OutMessage, text)
+	o.Final = true
+	if id, err := e.d.b.send(ctx, e.d.key, o); err == nil {
+		e.setID(id)
+	}
+}
+
+func (e *editor) setID(id string) {
+	if id == "" {
+		return
+	}
+	e.d.mu.Lock()
+	e.msgID = id
+	e.d.mu.Unlock()
+	if e.sent != nil {
+		e.sent(id)
+	}
+}

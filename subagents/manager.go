@@ -1,0 +1,263 @@
+package subagents
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/store"
+	"github.com/deerflow/deerflow/tools"
+)
+
+// Options configures a Manager. Zero numbers take the documented defaults.
+type Options struct {
+	Store  *store.Store     // required
+	Models []agent.ModelRef // required; the same list as the lead's
+	// Tools are the lead's tools (task need not be among them yet);
+	// each type gets its share of them when the Manager is built.
+	Tools *tools.Registry
+	// Types are added to the built-in ones; a custom type may not reuse a
+	// built-in name.
+	Types []Type
+	// Sections are added to every subagent's system prompt after its role
+	// (the working-directory rules, for example).
+	Sections       []agent.Section
+	MaxPerResponse int           // task calls run per model response; 0 → 3
+	MaxPerRun      int           // task calls run per lead run; 0 → 6
+	MaxRunning     int           // subagents running at once, all conversations; 0 → 16
+	Timeout        time.Duration // per task unless its type says; 0 → 30 minutes
+	ToolTimeout    time.Duration // per tool call of a subagent; 0 → the agent's default
+	Middlewares    []agent.Middleware
+	Logger         *slog.Logger
+	Now            func() time.Time
+}
+
+// Manager runs subagent tasks. It is safe for concurrent use.
+type Manager struct {
+	opts    Options
+	log     *slog.Logger
+	types   []*kind // offered, in order
+	slots   *slots
+	running atomic.Int64
+}
+
+// kind is an offered type with the agent that runs it.
+type kind struct {
+	Type
+	agent *agent.Agent
+	tools []string
+}
+
+// New returns a Manager with the built-in types (bash only when the lead
+// has a bash tool) and opts.Types.
+func New(opts Options) (*Manager, error) {
+	if opts.Store == nil || len(opts.Models) == 0 {
+		return nil, errors.New("subagents: store and models are required")
+	}
+	if opts.Tools == nil {
+		opts.Tools = tools.NewRegistry()
+	}
+	if opts.MaxPerResponse <= 0 {
+		opts.MaxPerResponse = 3
+	}
+	if opts.MaxPerRun <= 0 {
+		opts.MaxPerRun = 6
+	}
+	if opts.MaxRunning <= 0 {
+		opts.MaxRunning = 16
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	m := &Manager{opts: opts, log: opts.Logger, slots: newSlots(opts.MaxRunning)}
+	seen := map[string]bool{}
+	for _, t := range append(BuiltIn(), opts.Types...) {
+		if seen[t.Name] {
+			return nil, fmt.Errorf("subagents: type %q is defined twice", t.Name)
+		}
+		seen[t.Name] = true
+		if t.Needs != "" {
+			if _, ok := opts.Tools.Get(t.Needs); !ok {
+				continue
+			}
+		}
+		k, err := m.build(t)
+		if err != nil {
+			return nil, err
+		}
+		m.types = append(m.types, k)
+	}
+	return m, nil
+}
+
+// build makes the agent that runs subagents of type t.
+func (m *Manager) build(t Type) (*kind, error) {
+	if t.MaxTurns <= 0 {
+		t.MaxTurns = 50
+	}
+	if t.Timeout <= 0 {
+		t.Timeout = m.opts.Timeout
+	}
+	if strings.TrimSpace(t.SystemPrompt) == "" {
+		t.SystemPrompt = generalPrompt
+	}
+	reg := m.opts.Tools.Filter(t.allows)
+	for _, name := range t.Tools {
+		if _, ok := reg.Get(name); !ok && t.allows(name) {
+			m.log.Warn("a subagent type names a tool that does not exist; it goes without", "type", t.Name, "tool", name)
+		}
+	}
+	sections := append([]agent.Section{{Name: agent.SectionRole, Text: agent.Static(t.SystemPrompt)}}, m.opts.Sections...)
+	ag, err := agent.New(agent.Options{
+		Store:       m.opts.Store,
+		Models:      m.opts.Models,
+		Tools:       reg,
+		Middlewares: m.opts.Middlewares,
+		Prompt:      agent.NewPrompt(sections...),
+		MaxTurns:    t.MaxTurns,
+		ToolTimeout: m.opts.ToolTimeout,
+		Ephemeral:   true,
+		Logger:      m.log,
+		Now:         m.opts.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &kind{Type: t, agent: ag, tools: reg.Names()}, nil
+}
+
+// Types returns the names of the offered types, in order.
+func (m *Manager) Types() []string {
+	names := make([]string, len(m.types))
+	for i, k := range m.types {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// Running returns how many subagents are running now.
+func (m *Manager) Running() int { return int(m.running.Load()) }
+
+func (m *Manager) kind(name string) (*kind, bool) {
+	for _, k := range m.types {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return nil, false
+}
+
+// Tool returns the task tool for the lead agent.
+func (m *Manager) Tool() tools.Tool { return &taskTool{m: m} }
+
+type taskTool struct{ m *Manager }
+
+// SelfTimed: a task has its own timeout, longer than a tool call's.
+func (t *taskTool) SelfTimed() bool { return true }
+
+func (t *taskTool) Spec() tools.Spec {
+	m := t.m
+	var sb strings.Builder
+	sb.WriteString("Delegate a self-contained task to a subagent, which works on it alone, in parallel with other task calls of the same response, and returns its final answer. The subagent sees nothing of this conversation: put everything it needs in prompt.\n\nTypes:")
+	for _, k := range m.types {
+		fmt.Fprintf(&sb, "\n- %s: %s", k.Name, k.Description)
+	}
+	schema := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"description": map[string]any{
+				"type":        "string",
+				"description": "What the task is, in 3 to 5 words; the person sees it.",
+			},
+			"prompt": map[string]any{
+				"type":        "string",
+				"description": "The full brief: the goal, the context the subagent cannot see, constraints, and what its answer must contain.",
+			},
+			"subagent_type": map[string]any{
+				"type":        "string",
+				"enum":        m.Types(),
+				"description": "Which kind of subagent does the task.",
+			},
+		},
+		"required":             []string{"description", "prompt", "subagent_type"},
+		"additionalProperties": false,
+	}
+	raw, _ := json.Marshal(schema)
+	return tools.Spec{Name: ToolName, Description: sb.String(), Parameters: raw}
+}
+
+type taskArgs struct {
+	Description string `json:"description"`
+	Prompt      string `json:"prompt"`
+	Type        string `json:"subagent_type"`
+}
+
+func (t *taskTool) Run(ctx context.Context, args json.RawMessage) (string, error) {
+	in, err := tools.Decode[taskArgs](ToolName, args, []string{"description", "prompt", "subagent_type"}, nil)
+	if err != nil {
+		return "", err
+	}
+	in.Description = strings.Join(strings.Fields(in.Description), " ")
+	if in.Description == "" || strings.TrimSpace(in.Prompt) == "" {
+		return "", &tools.ArgError{Tool: ToolName, Msg: "description and prompt must not be empty"}
+	}
+	k, ok := t.m.kind(in.Type)
+	if !ok {
+		return "", fmt.Errorf("unknown subagent type %q; the available types are %s", in.Type, strings.Join(t.m.Types(), ", "))
+	}
+	env := tools.EnvFrom(ctx)
+	if err := t.m.admit(env); err != nil {
+		return "", err
+	}
+	return t.m.execute(ctx, env, k, in), nil
+}
+
+// admit applies the per-response and per-run limits. Within a response the
+// first task calls (by their order in the response) are the ones run;
+// earlier responses of the run count through their task records.
+func (m *Manager) admit(env *tools.Env) error {
+	pos, total := 0, 0
+	for i, name := range env.Batch {
+		if name == ToolName {
+			if i < env.Index {
+				pos++
+			}
+			total++
+		}
+	}
+	if pos >= m.opts.MaxPerResponse {
+		return fmt.Errorf("not started: at most %d task calls run per response and you made %d. Use the results of the first %d; delegate what is left in a later response, or do it yourself", m.opts.MaxPerResponse, total, m.opts.MaxPerResponse)
+	}
+	if env.RunID == "" {
+		return nil
+	}
+	var before int
+	err := m.opts.Store.View(func(tx *store.Tx) error {
+		ts, err := tx.Tasks(env.RunID)
+		for _, t := range ts {
+			if t.Turn < env.Turn {
+				before++
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("not started: the task records could not be read (%v)", err)
+	}
+	if before+pos >= m.opts.MaxPerRun {
+		return fmt.Errorf("not started: this request has already delegated %d tasks, the limit is %d. Finish the work with the results you have", before+pos, m.opts.MaxPerRun)
+	}
+	return nil
+}

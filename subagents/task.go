@@ -1,0 +1,224 @@
+package subagents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/store"
+	"github.com/deerflow/deerflow/tools"
+)
+
+// errTimedOut is the cancellation cause of a task that ran out of time.
+var errTimedOut = errors.New("subagents: task timed out")
+
+// maxSummary caps the result kept in the task record and shown in chat.
+const maxSummary = 600
+
+// task is one subagent task while it runs.
+type task struct {
+	m    *Manager
+	env  *tools.Env
+	kind *kind
+	args taskArgs
+	ev   tools.TaskEvent // the latest state, as reported
+
+	steps []string // the latest progress lines, for a timed-out report
+
+	pending chan error // the last record write started, until waited for
+}
+
+// execute runs a subagent for args and returns what the lead reads. It
+// reports task events through env and records the task with its run.
+func (m *Manager) execute(ctx context.Context, env *tools.Env, k *kind, args taskArgs) string {
+	t := &task{m: m, env: env, kind: k, args: args, ev: tools.TaskEvent{
+		ID: agent.NewID("task_"), Description: args.Description, Type: k.Name, Status: tools.TaskPending,
+	}}
+	created := m.opts.Now()
+	t.record(func(r *store.Task) {
+		r.ThreadID, r.ChatKey, r.Type, r.Description = env.ThreadID, env.ChatKey, k.Name, args.Description
+		r.Turn, r.Status, r.Created = env.Turn, tools.TaskPending, created
+	})
+
+	err := m.slots.acquire(ctx, func(ahead int) {
+		t.ev.Ahead = ahead
+		t.emit(tools.EventTaskStarted)
+	})
+	if err != nil {
+		return t.end(t.stopStatus(ctx), 0, "")
+	}
+	defer m.slots.release()
+	m.running.Add(1)
+	defer m.running.Add(-1)
+
+	started := m.opts.Now()
+	t.ev.Status, t.ev.Started, t.ev.Ahead = tools.TaskRunning, started, 0
+	t.record(func(r *store.Task) { r.Status, r.Started = tools.TaskRunning, started })
+	t.emit(tools.EventTaskStarted)
+
+	sctx, cancel := context.WithTimeoutCause(ctx, k.Timeout, errTimedOut)
+	defer cancel()
+	status, result := t.run(sctx)
+	return t.end(status, m.opts.Now().Sub(started), result)
+}
+
+// run runs the subagent's loop and returns its final status and answer.
+func (t *task) run(ctx context.Context) (status, result string) {
+	model := t.kind.Model
+	if model == "" {
+		model = t.env.Model
+	}
+	var text strings.Builder // the current step's text
+	for ev := range t.kind.agent.Run(ctx, agent.Input{
+		ThreadID:  t.ev.ID,
+		ChatKey:   t.env.ChatKey,
+		UserID:    t.env.UserID,
+		Text:      t.args.Prompt,
+		Model:     model,
+		Workspace: t.env.ThreadID,
+	}) {
+		switch ev.Kind {
+		case agent.EventTextDelta:
+			text.WriteString(ev.Text)
+		case agent.EventTextReset:
+			text.Reset()
+		case agent.EventToolStart:
+			if s := firstLine(text.String()); s != "" {
+				t.progress(s)
+			}
+			text.Reset()
+			line := ev.Tool.Name
+			if ev.Tool.Summary != "" {
+				line += ": " + ev.Tool.Summary
+			}
+			t.progress("› " + line)
+		case agent.EventAnswer:
+			if ev.Capped {
+				return tools.TaskCompleted, fmt.Sprintf("(The subagent used all of its %d steps before finishing; this is where it stopped.)\n\n%s", t.kind.MaxTurns, t.lastSteps())
+			}
+			return tools.TaskCompleted, ev.Text
+		case agent.EventError:
+			return tools.TaskFailed, ev.Text
+		case agent.EventStopped:
+			return t.stopStatus(ctx), ""
+		}
+	}
+	return tools.TaskFailed, "the subagent ended without an answer"
+}
+
+// stopStatus is the status of a task whose context ended.
+func (t *task) stopStatus(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), errTimedOut) {
+		return tools.TaskTimedOut
+	}
+	return tools.TaskCancelled
+}
+
+// progress reports one step of the subagent.
+func (t *task) progress(line string) {
+	line = clip(line, 200)
+	t.steps = append(t.steps, line)
+	if len(t.steps) > 5 {
+		t.steps = t.steps[len(t.steps)-5:]
+	}
+	t.ev.Line = line
+	t.emit(tools.EventTaskProgress)
+	t.ev.Line = ""
+}
+
+func (t *task) lastSteps() string {
+	if len(t.steps) == 0 {
+		return "(no steps were taken)"
+	}
+	return "Its last steps:\n" + strings.Join(t.steps, "\n")
+}
+
+// end records and reports the task's outcome and returns the tool result
+// for the lead: status, duration and result text.
+func (t *task) end(status string, dur time.Duration, result string) string {
+	var body string
+	switch status {
+	case tools.TaskCompleted:
+		body = strings.TrimSpace(result)
+		if body == "" {
+			body = "(the subagent gave an empty answer)"
+		}
+	case tools.TaskFailed:
+		body = "The subagent failed: " + result
+	case tools.TaskTimedOut:
+		body = fmt.Sprintf("The subagent did not finish within its time limit of %s and was stopped. %s", t.kind.Timeout, t.lastSteps())
+	default:
+		if dur == 0 {
+			body = "The task was cancelled before it started."
+		} else {
+			body = "The task was cancelled before it finished."
+		}
+	}
+	summary := clip(body, maxSummary)
+	ended := t.m.opts.Now()
+	t.record(func(r *store.Task) { r.Status, r.Ended, r.Result = status, ended, summary })
+	if err := t.wait(); err != nil {
+		t.m.log.Error("recording a subagent task", "task", t.ev.ID, "run", t.env.RunID, "err", err)
+	}
+	t.ev.Status, t.ev.Duration, t.ev.Result = status, dur, summary
+	t.emit(tools.EventTaskDone)
+	return fmt.Sprintf("Task %q (%s, %s)\nStatus: %s\nDuration: %s\n\n%s",
+		t.args.Description, t.kind.Name, t.ev.ID, status, dur.Round(100*time.Millisecond), body)
+}
+
+func (t *task) emit(kind string) {
+	ev := t.ev
+	if t.env.Emit != nil {
+		t.env.Emit(tools.Event{Kind: kind, Data: ev})
+	}
+}
+
+// record starts applying fn to the task's stored record, after the
+// task's previous write. wait returns the first error.
+func (t *task) record(fn func(*store.Task)) {
+	if t.env.RunID == "" {
+		return // not part of a recorded run (tests, tools called directly)
+	}
+	prev, done := t.pending, make(chan error, 1)
+	t.pending = done
+	runID, id := t.env.RunID, t.ev.ID
+	go func() {
+		if prev != nil {
+			if err := <-prev; err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- t.m.opts.Store.Batch(func(tx *store.Tx) error { return tx.UpdateTask(runID, id, fn) })
+	}()
+}
+
+func (t *task) wait() error {
+	if t.pending == nil {
+		return nil
+	}
+	err := <-t.pending
+	t.pending = nil
+	return err
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// clip shortens s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
