@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/deerflow/deerflow/llm"
@@ -103,16 +104,22 @@ func (r *run) callTool(ctx context.Context, call llm.ToolCall) ToolResult {
 }
 
 // summarize is a short, human-readable line for a tool call: its
-// description argument when it has one, else its arguments, shortened.
+// description argument when it has one, else its main argument (command,
+// path, query, ...), else its arguments, shortened.
 func summarize(call llm.ToolCall) string {
 	var args map[string]any
 	if json.Unmarshal([]byte(call.Arguments), &args) == nil {
-		if d, ok := args["description"].(string); ok && d != "" {
-			return clip(d, 120)
+		for _, k := range summaryKeys {
+			if v, ok := args[k].(string); ok && strings.TrimSpace(v) != "" {
+				return clip(strings.Join(strings.Fields(v), " "), 120)
+			}
 		}
 	}
 	return clip(call.Arguments, 120)
 }
+
+// summaryKeys are the arguments that best say what a call does, best first.
+var summaryKeys = []string{"description", "command", "path", "query", "url", "pattern", "name"}
 
 // toolContext bounds one call of the named tool by the tool timeout, unless
 // the tool keeps its own time limit.

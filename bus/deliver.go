@@ -56,7 +56,12 @@ func newDelivery(b *Bus, c *conv, in *Inbound) *delivery {
 		}
 	}
 	if !d.stream {
-		d.main = d.newEditor(func() (string, bool) { return d.render(), false }, d.out)
+		d.main = d.newEditor(func() (string, bool) {
+			if d.tasksEnding() {
+				return "", false // the subagents' outcomes go first
+			}
+			return d.render(), false
+		}, d.out)
 	}
 	if t, ok := s.(Typer); ok {
 		d.typing = make(chan struct{})

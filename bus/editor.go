@@ -23,6 +23,8 @@ type editor struct {
 	out func(kind OutKind, text string) *Outbound
 	// sent, when set, is told the id of the message once it exists.
 	sent func(id string)
+	// after, when set, runs once the last version has been sent.
+	after func()
 
 	kick chan struct{} // never closed
 	stop chan struct{} // closed to end the loop at once
@@ -53,6 +55,15 @@ func (e *editor) changed() {
 
 // halt ends the loop without sending anything more, and returns the id of
 // the message, if one was sent.
+func (e *editor) ended() bool {
+	select {
+	case <-e.done:
+		return true
+	default:
+		return false
+	}
+}
+
 func (e *editor) halt() string {
 	select {
 	case <-e.stop:
@@ -63,6 +74,30 @@ func (e *editor) halt() string {
 	e.d.mu.Lock()
 	defer e.d.mu.Unlock()
 	return e.msgID
+}
+
+// interval is the time to leave since the message's last change: the
+// chat's edit interval for its last version, else that interval times the
+// number of messages the run keeps editing in the chat, so that together
+// they stay within the chat's budget (Telegram allows about one message a
+// second per chat) and the answer is not stuck behind progress edits.
+func (e *editor) interval() time.Duration {
+	d := e.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, last := e.render(); last {
+		return e.every
+	}
+	n := 0
+	if d.main != nil {
+		n++
+	}
+	for _, t := range d.tasks {
+		if !t.final {
+			n++
+		}
+	}
+	return e.every * time.Duration(max(n, 1))
 }
 
 func (e *editor) loop() {
@@ -76,7 +111,7 @@ func (e *editor) loop() {
 		case <-e.stop:
 			return
 		}
-		if wait := e.every - time.Since(last); !last.IsZero() && wait > 0 {
+		if wait := e.interval() - time.Since(last); !last.IsZero() && wait > 0 {
 			t := time.NewTimer(wait)
 			select {
 			case <-t.C:
@@ -90,12 +125,21 @@ func (e *editor) loop() {
 		id, dirty := e.msgID, e.dirty
 		e.dirty = false
 		d.mu.Unlock()
-		if !dirty || text == "" {
+		if text == "" {
+			d.mu.Lock()
+			e.dirty = e.dirty || dirty // nothing to show yet; keep it for later
+			d.mu.Unlock()
+			continue
+		}
+		if !dirty {
 			continue
 		}
 		last = time.Now()
 		if final {
 			e.finish(ctx, id, text)
+			if e.after != nil {
+				e.after()
+			}
 			return
 		}
 		if id == "" {

@@ -44,6 +44,11 @@ func (d *delivery) task(ctx context.Context, runID, kind string, te *tools.TaskE
 				return o
 			})
 			v.ed.sent = func(id string) { d.b.recordTaskReply(runID, te.ID, d.in.MessageID, id) }
+			v.ed.after = func() {
+				d.mu.Lock()
+				d.main.changed() // it may have waited for this reply
+				d.mu.Unlock()
+			}
 		}
 	}
 	switch kind {
@@ -68,6 +73,17 @@ func (d *delivery) task(ctx context.Context, runID, kind string, te *tools.TaskE
 	if d.stream {
 		d.b.send(ctx, d.key, d.out(OutActivity, taskLine(kind, te)))
 	}
+}
+
+// tasksEnding reports whether a subagent's reply is still to show its
+// outcome. Callers hold d.mu.
+func (d *delivery) tasksEnding() bool {
+	for _, t := range d.tasks {
+		if t.final && t.ed != nil && !t.ed.ended() {
+			return true
+		}
+	}
+	return false
 }
 
 // render is the reply's text now, and whether it is the last version.
@@ -145,11 +161,12 @@ func taskOutcome(status string, dur time.Duration) string {
 // shortDuration is d for people: 0.4s, 12s, 3m5s.
 func shortDuration(d time.Duration) string {
 	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
 	case d < 10*time.Second:
-		return d.Round(100 * time.Millisecond).String()
-	default:
-		return d.Round(time.Second).String()
+		return fmt.Sprintf("%.1fs", d.Seconds())
 	}
+	return d.Round(time.Second).String()
 }
 
 // clipLines keeps the first n lines of s, at most max bytes.

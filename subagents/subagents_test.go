@@ -222,7 +222,7 @@ func TestParallelTasksAndPerResponseLimit(t *testing.T) {
 	for _, te := range taskEvents(evs) {
 		byTask[te.Description] = append(byTask[te.Description], te.Line+"|"+te.Status)
 	}
-	want := []string{"task_started||running", "task_progress|Looking into it.|running", `task_progress|› ls: {"path":"/"}|running`, "task_done||completed"}
+	want := []string{"task_started||running", "task_progress|Looking into it.|running", "task_progress|› ls: /|running", "task_done||completed"}
 	for _, d := range []string{"Count the apples", "Count the pears", "List the files"} {
 		if !slices.Equal(byTask[d], want) {
 			t.Errorf("events of %q = %q, want %q", d, byTask[d], want)

@@ -27,7 +27,9 @@ func (c *Channel) Send(ctx context.Context, out *bus.Outbound) ([]string, error)
 	case bus.OutMessage, bus.OutEdit:
 		if out.Final {
 			ids, err := c.final(ctx, out)
-			c.finishReaction(out)
+			if out.Task == "" { // a subagent's end is not the answer's
+				c.finishReaction(out)
+			}
 			return ids, err
 		}
 		return c.progress(ctx, out)
