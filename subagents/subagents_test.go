@@ -3,6 +3,7 @@ package subagents
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -547,4 +548,23 @@ func TestSlotsFIFOAndCancel(t *testing.T) {
 		defer s.mu.Unlock()
 		return s.free == 1 && len(s.waiters) == 0
 	})
+}
+
+func TestShutdownInterruptsTasks(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.fake.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
+		if isLead(r) {
+			return fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{taskCall("Long job", "work", GeneralPurpose)}}
+		}
+		return fakeopenai.Turn{Hold: make(chan struct{})}
+	})
+	done := make(chan []agent.Event)
+	go func() { done <- h.run(context.Background(), "th_1", "go") }()
+	h.fake.WaitRequests(2)
+	h.lead.StopAll(context.Background(), errors.New("deerflow is shutting down"))
+	evs := <-done
+	tes := taskEvents(evs)
+	if end := tes[len(tes)-1]; end.Status != tools.TaskInterrupted || !strings.Contains(end.Result, "deerflow is shutting down") {
+		t.Errorf("task_done = %+v", end)
+	}
 }

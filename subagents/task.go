@@ -49,7 +49,7 @@ func (m *Manager) execute(ctx context.Context, env *tools.Env, k *kind, args tas
 		t.emit(tools.EventTaskStarted)
 	})
 	if err != nil {
-		return t.end(t.stopStatus(ctx), 0, "")
+		return t.end(t.stopStatus(ctx), 0, context.Cause(ctx).Error())
 	}
 	defer m.slots.release()
 	m.running.Add(1)
@@ -104,18 +104,23 @@ func (t *task) run(ctx context.Context) (status, result string) {
 		case agent.EventError:
 			return tools.TaskFailed, ev.Text
 		case agent.EventStopped:
-			return t.stopStatus(ctx), ""
+			return t.stopStatus(ctx), context.Cause(ctx).Error()
 		}
 	}
 	return tools.TaskFailed, "the subagent ended without an answer"
 }
 
 // stopStatus is the status of a task whose context ended.
+// A stop by a person is a cancellation; any other cause (shutdown) an
+// interruption.
 func (t *task) stopStatus(ctx context.Context) string {
-	if errors.Is(context.Cause(ctx), errTimedOut) {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errTimedOut):
 		return tools.TaskTimedOut
+	case errors.Is(cause, agent.ErrStopped), errors.Is(cause, context.Canceled):
+		return tools.TaskCancelled
 	}
-	return tools.TaskCancelled
+	return tools.TaskInterrupted
 }
 
 // progress reports one step of the subagent.
@@ -151,6 +156,8 @@ func (t *task) end(status string, dur time.Duration, result string) string {
 		body = "The subagent failed: " + result
 	case tools.TaskTimedOut:
 		body = fmt.Sprintf("The subagent did not finish within its time limit of %s and was stopped. %s", t.kind.Timeout, t.lastSteps())
+	case tools.TaskInterrupted:
+		body = fmt.Sprintf("The task was interrupted before it finished (%s).", result)
 	default:
 		if dur == 0 {
 			body = "The task was cancelled before it started."

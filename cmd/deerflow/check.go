@@ -10,6 +10,7 @@ import (
 
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/sandbox"
+	"github.com/deerflow/deerflow/subagents"
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -60,7 +61,18 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 		if sb, err = newSandbox(cfg, scratch); err == nil {
 			_, how := sb.BashStatus()
 			fmt.Fprintf(w, "bash\t%s\n", how)
-			fmt.Fprintf(w, "tools\t%s\n", strings.Join(tools.NewRegistry(sb.Tools()...).Names(), ", "))
+			reg := tools.NewRegistry(sb.Tools()...)
+			types := []string{subagents.GeneralPurpose}
+			if _, ok := reg.Get("bash"); ok {
+				types = append(types, subagents.Bash)
+			}
+			for _, t := range cfg.Subagents.Types {
+				types = append(types, t.Name)
+			}
+			fmt.Fprintf(w, "tools\t%s\n", strings.Join(append(reg.Names(), subagents.ToolName), ", "))
+			sc := cfg.Subagents
+			fmt.Fprintf(w, "subagents\t%s; %d per response, %d per message, %d running at once, %d s timeout\n",
+				strings.Join(types, ", "), sc.MaxPerResponse, sc.MaxPerRun, sc.MaxRunning, sc.TimeoutSeconds)
 		}
 	}
 	if err != nil {
