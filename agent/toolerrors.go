@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"unicode/utf8"
 
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/tools"
@@ -38,26 +37,15 @@ func ToolErrors() Middleware {
 			res.IsError = true
 			switch {
 			case tools.IsArgError(res.Err):
-				res.Content = "Error: " + clip(res.Err.Error(), maxErrorDetail) + ". Fix the arguments and call the tool again."
+				res.Content = "Error: " + tools.Clip(res.Err.Error(), maxErrorDetail) + ". Fix the arguments and call the tool again."
 			case errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() == nil:
 				res.Content = fmt.Sprintf("Error: tool %s timed out. Try a smaller step or another approach.", call.Name)
 			case ctx.Err() != nil:
 				res.Content = fmt.Sprintf("Error: tool %s was cancelled before it finished.", call.Name)
 			default:
-				res.Content = fmt.Sprintf("Error: %s. Continue with the context you have, or try another approach.", clip(res.Err.Error(), maxErrorDetail))
+				res.Content = fmt.Sprintf("Error: %s. Continue with the context you have, or try another approach.", tools.Clip(res.Err.Error(), maxErrorDetail))
 			}
 			return res
 		},
 	}
-}
-
-// clip shortens s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -80,7 +80,7 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 				RunID: r.in.RunID, Time: r.a.opts.Now(),
 			}
 			act := *acts[d.i]
-			act.Result, act.IsError, act.Duration = clip(content, 200), d.res.IsError, d.dur
+			act.Result, act.IsError, act.Duration = tools.Clip(content, 200), d.res.IsError, d.dur
 			r.emit(Event{Kind: EventToolEnd, Tool: &act})
 		}
 	}
@@ -98,7 +98,7 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 func (r *run) callTool(ctx context.Context, call llm.ToolCall) ToolResult {
 	out, err := r.a.opts.Tools.Call(ctx, call.Name, json.RawMessage(call.Arguments))
 	if len(out) > maxToolResult {
-		out = clip(out, maxToolResult) + fmt.Sprintf("\n\n[output truncated: the first %d of %d bytes are shown]", maxToolResult, len(out))
+		out = tools.Clip(out, maxToolResult) + fmt.Sprintf("\n\n[output truncated: the first %d of %d bytes are shown]", maxToolResult, len(out))
 	}
 	return ToolResult{Content: out, Err: err}
 }
@@ -111,11 +111,11 @@ func summarize(call llm.ToolCall) string {
 	if json.Unmarshal([]byte(call.Arguments), &args) == nil {
 		for _, k := range summaryKeys {
 			if v, ok := args[k].(string); ok && strings.TrimSpace(v) != "" {
-				return clip(strings.Join(strings.Fields(v), " "), 120)
+				return tools.Clip(strings.Join(strings.Fields(v), " "), 120)
 			}
 		}
 	}
-	return clip(call.Arguments, 120)
+	return tools.Clip(call.Arguments, 120)
 }
 
 // summaryKeys are the arguments that best say what a call does, best first.

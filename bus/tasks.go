@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
@@ -178,7 +177,7 @@ func clipLines(s string, n, max int) string {
 	}
 	out := strings.Join(lines, "\n")
 	if len(out) > max {
-		out, cut = clip(out, max), false
+		out, cut = tools.Clip(out, max), false
 	}
 	if cut {
 		out += "\n…"
@@ -317,15 +316,4 @@ func SplitChatKey(key string) (channel, chat, topic string) {
 	channel, rest, _ := strings.Cut(key, ":")
 	chat, topic, _ = strings.Cut(rest, ":")
 	return channel, chat, topic
-}
-
-// clip shortens s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

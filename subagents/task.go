@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/store"
@@ -125,7 +124,7 @@ func (t *task) stopStatus(ctx context.Context) string {
 
 // progress reports one step of the subagent.
 func (t *task) progress(line string) {
-	line = clip(line, 200)
+	line = tools.Clip(line, 200)
 	t.steps = append(t.steps, line)
 	if len(t.steps) > 5 {
 		t.steps = t.steps[len(t.steps)-5:]
@@ -165,7 +164,7 @@ func (t *task) end(status string, dur time.Duration, result string) string {
 			body = "The task was cancelled before it finished."
 		}
 	}
-	summary := clip(body, maxSummary)
+	summary := tools.Clip(body, maxSummary)
 	ended := t.m.opts.Now()
 	t.record(func(r *store.Task) { r.Status, r.Ended, r.Result = status, ended, summary })
 	if err := t.wait(); err != nil {
@@ -217,15 +216,4 @@ func firstLine(s string) string {
 	s = strings.TrimSpace(s)
 	s, _, _ = strings.Cut(s, "\n")
 	return s
-}
-
-// clip shortens s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

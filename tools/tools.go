@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Spec is what the model is told about a tool.
@@ -145,4 +146,16 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 // does not apply to them.
 type SelfTimed interface {
 	SelfTimed() bool
+}
+
+// Clip shortens s to at most n bytes on a rune boundary, marking the cut
+// with "…".
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

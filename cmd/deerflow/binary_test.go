@@ -49,6 +49,46 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// telegramConfig writes a config.yaml in dir for serve with the Telegram
+// channel (token as given, e.g. "${TG_TOKEN}") and the fake model.
+func telegramConfig(t *testing.T, dir, modelURL, token, apiURL string) string {
+	return writeConfig(t, dir, `
+models:
+  - name: default
+    model: fake-model
+    base_url: `+modelURL+`
+    api_key: test
+channels:
+  telegram:
+    enabled: true
+    bot_token: `+token+`
+    api_url: `+apiURL+`
+`)
+}
+
+// startBinaryServe starts `deerflow serve --config cfgPath` in dir with the
+// clean environment plus env. It is killed when the test ends; its stderr
+// is logged if the test failed.
+func startBinaryServe(t *testing.T, dir, cfgPath string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(binary(t), "serve", "--config", cfgPath)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("serve stderr:\n%s", stderr.String())
+		}
+	})
+	return cmd
+}
+
 // deerflow runs the binary with args and stdin in dir, returning stdout,
 // stderr and the exit code.
 func deerflow(t *testing.T, dir, stdin string, env []string, args ...string) (string, string, int) {

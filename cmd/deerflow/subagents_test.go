@@ -279,35 +279,8 @@ func TestRestartReportsInterruptedSubagents(t *testing.T) {
 		return fakeopenai.Turn{Text: "Starting.", ToolCalls: []fakeopenai.ToolCall{{Name: "ls", Arguments: `{"path":"/mnt/user-data"}`}}}
 	})
 	dir := t.TempDir()
-	cfgPath := writeConfig(t, dir, `
-models:
-  - name: default
-    model: fake-model
-    base_url: `+model.URL+`
-    api_key: test
-channels:
-  telegram:
-    enabled: true
-    bot_token: `+tg.Token+`
-    api_url: `+tg.URL+`
-`)
-	serve := func() *exec.Cmd {
-		cmd := exec.Command(binary(t), "serve", "--config", cfgPath)
-		cmd.Dir, cmd.Env = dir, cleanEnv()
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-			if t.Failed() {
-				t.Logf("serve stderr:\n%s", stderr.String())
-			}
-		})
-		return cmd
-	}
+	cfgPath := telegramConfig(t, dir, model.URL, tg.Token, tg.URL)
+	serve := func() *exec.Cmd { return startBinaryServe(t, dir, cfgPath) }
 	cmd := serve()
 	tg.PushMessage(faketelegram.Private(ann, "review the report"))
 	a := waitMessage(t, tg, ann.ID, "⏳ Read the report")

@@ -473,35 +473,8 @@ func TestBinaryServeTelegram(t *testing.T) {
 		return fakeopenai.Turn{Text: "served: " + r.Last().Content}
 	})
 	dir := t.TempDir()
-	cfgPath := writeConfig(t, dir, `
-models:
-  - name: default
-    model: fake-model
-    base_url: `+model.URL+`
-    api_key: test
-channels:
-  telegram:
-    enabled: true
-    bot_token: ${TG_TOKEN}
-    api_url: `+tg.URL+`
-`)
-	serve := func() *exec.Cmd {
-		cmd := exec.Command(binary(t), "serve", "--config", cfgPath)
-		cmd.Dir = dir
-		cmd.Env = append(cleanEnv(), "TG_TOKEN="+tg.Token)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cmd.Process.Kill()
-			if t.Failed() {
-				t.Logf("serve stderr:\n%s", stderr.String())
-			}
-		})
-		return cmd
-	}
+	cfgPath := telegramConfig(t, dir, model.URL, "${TG_TOKEN}", tg.URL)
+	serve := func() *exec.Cmd { return startBinaryServe(t, dir, cfgPath, "TG_TOKEN="+tg.Token) }
 	stop := func(cmd *exec.Cmd) {
 		cmd.Process.Signal(syscall.SIGTERM)
 		if err := cmd.Wait(); err != nil {
