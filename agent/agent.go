@@ -47,6 +47,16 @@ type Options struct {
 	// HistoryCache is how many recently active threads keep their history
 	// in memory; 0 → 256, negative → none.
 	HistoryCache int
+	// TurnContext, when set, returns text given to the model with the
+	// user's message of each run (memory, for example), in the model's
+	// view only: the stored message stays as sent, so the system prompt
+	// and the history before it stay a stable, cacheable prefix.
+	TurnContext func(ctx context.Context, in *Input) string
+	// OnAnswer, when set, runs inside the transaction that stores a run's
+	// answer (a memory updater queues the exchange there, so it is never
+	// lost). It may run more than once for one answer and must be
+	// idempotent.
+	OnAnswer func(tx *store.Tx, in *Input, answer string) error
 	// Ephemeral agents store nothing: every run starts from an empty
 	// thread and keeps its history in memory only (subagents, whose
 	// records are kept by their executor).

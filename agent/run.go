@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
@@ -47,6 +48,9 @@ type run struct {
 	ar     *activeRun
 	gone   bool // the consumer stopped iterating
 	capped bool // the run reached MaxTurns
+
+	userIdx int    // the run's user message in history
+	turnCtx string // TurnContext's text, given with it
 
 	thread  *store.Thread
 	model   ModelRef
@@ -207,7 +211,11 @@ func (r *run) begin() error {
 		msgs = append(msgs[:from:from], tail...)
 	}
 	user := &store.Message{Role: "user", Content: in.Text, RunID: in.RunID, Time: now}
+	r.userIdx = len(msgs)
 	r.history = append(msgs, user)
+	if a.opts.TurnContext != nil {
+		r.turnCtx = strings.TrimSpace(a.opts.TurnContext(r.ctx, in))
+	}
 	r.thread.Updated = now
 	r.rec = &store.Run{
 		ID: in.RunID, ThreadID: in.ThreadID, ChatKey: in.ChatKey, Model: r.model.Name,
@@ -290,6 +298,11 @@ func (r *run) save(msgs ...*store.Message) error {
 // end starts recording the run's final status, with msgs appended in the
 // same transaction. The caller waits (r.wait) when it needs the outcome.
 func (r *run) end(status store.RunStatus, errText string, msgs ...*store.Message) {
+	r.endWith(status, errText, nil, msgs...)
+}
+
+// endWith is end with also, when set, run in the same transaction.
+func (r *run) endWith(status store.RunStatus, errText string, also func(*store.Tx) error, msgs ...*store.Message) {
 	r.rec.Status = status
 	r.rec.Ended = r.a.opts.Now()
 	r.rec.Error = errText
@@ -297,6 +310,11 @@ func (r *run) end(status store.RunStatus, errText string, msgs ...*store.Message
 	r.write(func(tx *store.Tx) error {
 		if err := tx.AppendMessages(r.in.ThreadID, msgs...); err != nil {
 			return err
+		}
+		if also != nil {
+			if err := also(tx); err != nil {
+				return err
+			}
 		}
 		return tx.PutRun(&rec)
 	})
@@ -310,7 +328,12 @@ func (r *run) finish(answer *store.Message, usage llm.Usage) {
 		r.fail(r.writeErr, "I couldn't save this conversation; please try again.")
 		return
 	}
-	r.end(store.RunDone, "", answer)
+	r.endWith(store.RunDone, "", func(tx *store.Tx) error {
+		if r.a.opts.OnAnswer == nil {
+			return nil
+		}
+		return r.a.opts.OnAnswer(tx, r.in, answer.Content)
+	}, answer)
 	r.emit(Event{Kind: EventAnswer, Text: answer.Content, Model: r.model.Name, Usage: usage, Capped: r.capped})
 	if err := r.wait(); err != nil {
 		r.a.log.Error("saving the answer failed after it was delivered", "run", r.in.RunID, "thread", r.in.ThreadID, "err", err)
@@ -350,8 +373,12 @@ func (r *run) stopped() {
 func (r *run) messages() []llm.Message {
 	out := make([]llm.Message, 0, len(r.history)+1)
 	out = append(out, llm.Message{Role: llm.RoleSystem, Content: r.a.prompt.Build(r.ctx, r.in)})
-	for _, m := range r.history {
-		out = append(out, toLLM(m))
+	for i, m := range r.history {
+		lm := toLLM(m)
+		if i == r.userIdx && r.turnCtx != "" {
+			lm.Content = r.turnCtx + "\n\n" + lm.Content
+		}
+		out = append(out, lm)
 	}
 	return out
 }

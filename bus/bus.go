@@ -38,8 +38,12 @@ type Inbound struct {
 	// dropped, so redeliveries after a crash are handled once.
 	EventKey string
 	Text     string
-	Files    []Attachment `json:"-"` // files that came with the message
-	Time     time.Time
+	// Group is set when others than the sender and the bot see the
+	// conversation (a group or channel), so private things (a person's
+	// memory) are not shown there.
+	Group bool         `json:",omitempty"`
+	Files []Attachment `json:"-"` // files that came with the message
+	Time  time.Time
 }
 
 // Attachment is a file a person sent. Open is called once, by the router,
@@ -148,6 +152,15 @@ type Options struct {
 	// UploadsNote tells the model which files arrived with a message.
 	// Nil: a plain list.
 	UploadsNote func(paths []string) string
+	// Memory answers /memory; nil means long-term memory is off.
+	Memory Memory
+}
+
+// Memory is long-term memory as the /memory command sees it.
+type Memory interface {
+	// Command answers "/memory args" from userID ("channel:user") in
+	// chatKey; group says others can read the reply.
+	Command(userID, chatKey string, group bool, args string) string
 }
 
 // Bus is the router between channels and the agent.

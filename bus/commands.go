@@ -51,7 +51,10 @@ func (b *Bus) command(ctx context.Context, in *Inbound, name, args string) error
 	case "models":
 		return b.cmdModels(ctx, in, args)
 	case "memory":
-		return b.reply(ctx, in, "Long-term memory is not switched on in this build yet, so I remember nothing between conversations.")
+		if b.opts.Memory == nil {
+			return b.reply(ctx, in, "Long-term memory is switched off on this deerflow (memory.enabled: false), so I remember nothing between conversations.")
+		}
+		return b.reply(ctx, in, b.opts.Memory.Command(in.Channel+":"+in.UserID, in.ChatKey(), in.Group, args))
 	case "help", "start":
 		return b.reply(ctx, in, helpText())
 	}

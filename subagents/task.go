@@ -173,7 +173,7 @@ func (t *task) end(status string, dur time.Duration, result string) string {
 	t.ev.Status, t.ev.Duration, t.ev.Result = status, dur, summary
 	t.emit(tools.EventTaskDone)
 	return fmt.Sprintf("Task %q (%s, %s)\nStatus: %s\nDuration: %s\n\n%s",
-		t.args.Description, t.kind.Name, t.ev.ID, status, dur.Round(100*time.Millisecond), body)
+		t.args.Description, t.kind.Name, t.ev.ID, status, readable(dur), body)
 }
 
 func (t *task) emit(kind string) {
@@ -216,4 +216,15 @@ func firstLine(s string) string {
 	s = strings.TrimSpace(s)
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// readable is a duration for the lead: 340ms, 12.3s, 2m5s.
+func readable(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	if d < time.Minute {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }

@@ -50,6 +50,7 @@ func (c *Channel) receive(ctx context.Context, b *bus.Bus, e *larkim.P2MessageRe
 		in.EventKey = "lark:event:" + e.EventV2Base.Header.EventID
 	}
 	if str(m.ChatType) != "p2p" {
+		in.Group = true
 		parent := str(m.ParentId)
 		if !mentioned && !c.ours(chat, parent) {
 			return nil

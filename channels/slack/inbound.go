@@ -125,6 +125,7 @@ func (c *Channel) inbound(ev slackevents.EventsAPIEvent) (in *bus.Inbound, files
 		// A mention arrives twice (app_mention and message) and Slack
 		// retries: the message's ts identifies it once.
 		EventKey: "slack:msg:" + channel + ":" + ts,
+		Group:    channelType != "im",
 		Text:     cleanText(strings.ReplaceAll(text, mention, "")),
 	}
 	for _, f := range attached {

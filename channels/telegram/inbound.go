@@ -42,6 +42,7 @@ func (c *Channel) handle(ctx context.Context, b *bus.Bus, u *models.Update) erro
 		EventKey:  "telegram:update:" + strconv.FormatInt(u.ID, 10),
 	}
 	if m.Chat.Type != models.ChatTypePrivate {
+		in.Group = true
 		addressed, cleaned := c.addressed(m, text, entities)
 		if !addressed {
 			return nil

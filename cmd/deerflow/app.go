@@ -14,6 +14,7 @@ import (
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/llm"
+	"github.com/deerflow/deerflow/memory"
 	"github.com/deerflow/deerflow/sandbox"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/subagents"
@@ -31,7 +32,8 @@ type app struct {
 	bus     *bus.Bus
 
 	subagents   *subagents.Manager
-	interrupted []*store.Task // subagent tasks a previous process left running
+	memory      *memory.Manager // nil when memory.enabled is false
+	interrupted []*store.Task   // subagent tasks a previous process left running
 }
 
 // newLogger returns the process logger writing to w, per cfg.Log.
@@ -78,7 +80,7 @@ func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
 	a.tools.Add(subs.Tool())
 	p := prompt(cfg, sb)
 	p.SetSection(agent.SectionSubagents, subs.PromptSection())
-	ag, err := agent.New(agent.Options{
+	opts := agent.Options{
 		Store:       st,
 		Models:      models,
 		Tools:       a.tools,
@@ -86,14 +88,27 @@ func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
 		MaxTurns:    cfg.Agent.MaxTurns,
 		ToolTimeout: time.Duration(cfg.Agent.ToolTimeoutSeconds) * time.Second,
 		Logger:      log,
-	})
+	}
+	if cfg.Memory.Enabled {
+		if a.memory, err = newMemory(cfg, st, models[0], log); err != nil {
+			st.Close()
+			return nil, err
+		}
+		mem := a.memory
+		opts.TurnContext = func(_ context.Context, in *agent.Input) string { return mem.Block(in.UserID, in.ChatKey) }
+		opts.OnAnswer = func(tx *store.Tx, in *agent.Input, answer string) error {
+			return mem.Record(tx, in.UserID, in.ChatKey, in.ThreadID, in.RunID, in.Text, answer)
+		}
+		p.SetSection(agent.SectionMemory, agent.Static(memory.PromptSection))
+	}
+	ag, err := agent.New(opts)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
 	a.agent = ag
 	maxUpload := int64(cfg.Sandbox.MaxUploadMB) << 20
-	a.bus, err = bus.New(bus.Options{
+	bo := bus.Options{
 		Store:     st,
 		Agent:     ag,
 		MaxQueued: cfg.Router.MaxQueued,
@@ -103,10 +118,19 @@ func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
 			return saveUpload(sb, threadID, at, maxUpload)
 		},
 		UploadsNote: sandbox.UploadsNote,
-	})
+	}
+	if a.memory != nil {
+		bo.Memory = a.memory
+	}
+	a.bus, err = bus.New(bo)
 	if err != nil {
 		st.Close()
 		return nil, err
+	}
+	if a.memory != nil {
+		if err := a.memory.Start(); err != nil {
+			log.Error("resuming memory updates", "err", err)
+		}
 	}
 	if err := a.recover(); err != nil {
 		log.Error("recovering interrupted runs", "err", err)
@@ -170,12 +194,27 @@ func (a *app) shutdown(grace time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	a.bus.Close(ctx, errShutdown)
+	if a.memory != nil {
+		a.memory.Flush(ctx) // the exchanges that have waited for quiet
+	}
 	if err := a.store.Close(); err != nil {
 		a.log.Error("closing store", "err", err)
 	}
 }
 
 var errShutdown = errors.New("deerflow is shutting down")
+
+// newMemory builds long-term memory, updated by the default model.
+func newMemory(cfg *config.Config, st *store.Store, model agent.ModelRef, log *slog.Logger) (*memory.Manager, error) {
+	return memory.New(memory.Options{
+		Store:    st,
+		Model:    model.Model,
+		ModelID:  model.ID,
+		Scope:    cfg.Memory.Scope,
+		Debounce: time.Duration(cfg.Memory.DebounceSeconds) * time.Second,
+		Logger:   log,
+	})
+}
 
 // newSubagents builds the subagent manager over the lead's tools.
 func newSubagents(cfg *config.Config, st *store.Store, models []agent.ModelRef, lead *tools.Registry, sb *sandbox.Manager, log *slog.Logger) (*subagents.Manager, error) {

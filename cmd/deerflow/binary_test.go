@@ -63,6 +63,8 @@ channels:
     enabled: true
     bot_token: `+token+`
     api_url: `+apiURL+`
+memory:
+  enabled: false
 `)
 }
 

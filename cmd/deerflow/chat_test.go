@@ -77,6 +77,8 @@ func testConfig(t *testing.T, fake *fakeopenai.Server, dataDir string) *config.C
 		{Name: "default", Model: "fake-model", BaseURL: fake.URL, APIKey: "test-key", TimeoutSeconds: 60, MaxRetries: 2},
 		{Name: "big", Model: "fake-big", BaseURL: fake.URL, APIKey: "test-key", TimeoutSeconds: 60, MaxRetries: 2},
 	}
+	// Memory would add model calls of its own; its tests switch it on.
+	cfg.Memory.Enabled = false
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

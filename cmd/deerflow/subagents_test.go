@@ -334,7 +334,8 @@ func TestSubagentTypesFromConfig(t *testing.T) {
 	cfg.Subagents.Types = []config.SubagentType{{Name: "reader", Description: "reads files", Model: "big", Tools: []string{"ls", "read_file", "bash"}, DisallowedTools: []string{"bash"}}}
 	s := startChat(t, cfg)
 	s.say("read my notes")
-	s.screen.waitFor(t, "reader on", 1)
+	s.screen.waitFor(t, "reader on fake-big with", 1)
+	s.app.bus.WaitIdle(t.Context())
 	if out := s.screen.String(); !strings.Contains(out, "reader on fake-big with ls,read_file") {
 		t.Errorf("the custom subagent did not run as configured:\n%s", out)
 	}
