@@ -20,7 +20,7 @@ var Commands = []struct{ Name, Help string }{
 	{"status", "show this conversation's thread, model and what is running"},
 	{"stop", "stop the current reply (and drop waiting messages)"},
 	{"models", "list models; /models NAME switches this conversation"},
-	{"memory", "show what I remember about you"},
+	{"memory", "show what I remember about you (/memory forget N, clear, off, on)"},
 	{"help", "show this list"},
 }
 

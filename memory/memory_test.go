@@ -17,7 +17,7 @@ import (
 )
 
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	fake *fakeopenai.Server
 	st   *store.Store
 	m    *Manager
@@ -42,7 +42,7 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-func newHarness(t *testing.T, opts Options) *harness {
+func newHarness(t testing.TB, opts Options) *harness {
 	t.Helper()
 	fake := fakeopenai.New(t)
 	st, err := store.Open(filepath.Join(t.TempDir(), "deerflow.db"), store.Options{})
