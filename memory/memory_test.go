@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/deerflow/deerflow/internal/fakeopenai"
+	"github.com/deerflow/deerflow/internal/testutil"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
 )
@@ -45,11 +45,7 @@ func (l *logBuffer) String() string {
 func newHarness(t testing.TB, opts Options) *harness {
 	t.Helper()
 	fake := fakeopenai.New(t)
-	st, err := store.Open(filepath.Join(t.TempDir(), "deerflow.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testutil.Store(t)
 	lb := &logBuffer{}
 	opts.Store = st
 	opts.Model = llm.New(llm.Options{BaseURL: fake.URL, APIKey: "k", Model: "mem-model", MaxRetries: -1})
@@ -225,18 +221,7 @@ func TestModelFailureKeepsTheExchanges(t *testing.T) {
 	if err := h.m.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return len(h.memory("u:1").Facts) == 1 })
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.WaitFor(t, func() bool { return len(h.memory("u:1").Facts) == 1 })
 }
 
 func TestDebounceCoalesces(t *testing.T) {
@@ -246,7 +231,7 @@ func TestDebounceCoalesces(t *testing.T) {
 		h.record("u:1", "c:1", fmt.Sprintf("run_%d", i), fmt.Sprintf("message %d", i), "ok")
 	}
 	h.fake.WaitRequests(1)
-	waitFor(t, func() bool { return h.pending("u:1") == 0 })
+	testutil.WaitFor(t, func() bool { return h.pending("u:1") == 0 })
 	reqs := h.fake.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d model calls for 3 quick exchanges, want 1", len(reqs))

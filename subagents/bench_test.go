@@ -7,7 +7,6 @@ import (
 	"io"
 	"iter"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,8 +15,8 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/internal/testutil"
 	"github.com/deerflow/deerflow/llm"
-	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -65,11 +64,7 @@ func (m *instantModel) Stream(_ context.Context, req *llm.Request) iter.Seq2[llm
 }
 
 func benchManager(b *testing.B, model *instantModel, opts Options) (*Manager, *agent.Agent) {
-	st, err := store.Open(filepath.Join(b.TempDir(), "deerflow.db"), store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
+	st := testutil.Store(b)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	models := []agent.ModelRef{{Name: "instant", ID: "instant", Model: model}}
 	reg := tools.NewRegistry(tools.Func("noop", "does nothing", func(context.Context, struct{}) (string, error) { return "ok", nil }))

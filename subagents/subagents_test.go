@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
+	"github.com/deerflow/deerflow/internal/testutil"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
@@ -52,11 +52,7 @@ func fakeTool(name string, block bool, cancelled chan<- string) tools.Tool {
 func newHarness(t *testing.T, opts Options, leadTools ...tools.Tool) *harness {
 	t.Helper()
 	fake := fakeopenai.New(t)
-	st, err := store.Open(filepath.Join(t.TempDir(), "deerflow.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testutil.Store(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	models := []agent.ModelRef{
 		{Name: "default", ID: "lead-model", Model: llm.New(llm.Options{BaseURL: fake.URL, APIKey: "k", Model: "lead-model", MaxRetries: -1})},
@@ -382,7 +378,7 @@ func TestStopCancelsEverySubagentAndItsTools(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	// Wait until all three commands run, then stop the lead's run.
-	waitFor(t, func() bool { return h.fake.InFlight() == 0 })
+	testutil.WaitFor(t, func() bool { return h.fake.InFlight() == 0 })
 	time.Sleep(20 * time.Millisecond)
 	if !h.lead.Stop("th_1") {
 		t.Fatal("no run to stop")
@@ -411,17 +407,6 @@ func TestStopCancelsEverySubagentAndItsTools(t *testing.T) {
 		if r.Status != tools.TaskCancelled {
 			t.Errorf("record %s is %s", r.Description, r.Status)
 		}
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -543,7 +528,7 @@ func TestSlotsFIFOAndCancel(t *testing.T) {
 	if a, b := <-got, <-got; a != 0 || b != 2 {
 		t.Errorf("served %d then %d, want 0 then 2", a, b)
 	}
-	waitFor(t, func() bool {
+	testutil.WaitFor(t, func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.free == 1 && len(s.waiters) == 0
