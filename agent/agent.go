@@ -52,6 +52,10 @@ type Options struct {
 	// view only: the stored message stays as sent, so the system prompt
 	// and the history before it stay a stable, cacheable prefix.
 	TurnContext func(ctx context.Context, in *Input) string
+	// AllowedTools, when set and returning a non-empty list, restricts a
+	// run to those tools: only they are offered, and calls of others are
+	// refused (an activated skill's allowed-tools).
+	AllowedTools func(in *Input) []string
 	// OnAnswer, when set, runs inside the transaction that stores a run's
 	// answer (a memory updater queues the exchange there, so it is never
 	// lost). It may run more than once for one answer and must be
@@ -159,6 +163,9 @@ type Input struct {
 	Model string
 	// RunID is assigned when empty.
 	RunID string
+	// Skill names the skill the person activated for this message
+	// ("/<skill> task"); see Options.TurnContext and AllowedTools.
+	Skill string
 	// Workspace is the thread whose workspace tool calls act on; empty
 	// means ThreadID. A subagent works in its lead's workspace.
 	Workspace string

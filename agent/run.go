@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/deerflow/deerflow/llm"
@@ -49,7 +50,8 @@ type run struct {
 	gone   bool // the consumer stopped iterating
 	capped bool // the run reached MaxTurns
 
-	userIdx int    // the run's user message in history
+	allowed []string // the only tools of this run; nil: all
+	userIdx int      // the run's user message in history
 	turnCtx string // TurnContext's text, given with it
 
 	thread  *store.Thread
@@ -93,7 +95,10 @@ func (r *run) exec() {
 		toolCtx = c
 	}
 	var usage llm.Usage
-	specs := toolSpecs(r.a.opts.Tools)
+	if f := r.a.opts.AllowedTools; f != nil {
+		r.allowed = f(r.in)
+	}
+	specs := toolSpecs(r.a.opts.Tools, r.allowed)
 	for turn := 1; turn <= r.a.opts.MaxTurns; turn++ {
 		req := &llm.Request{
 			Model:       r.model.ID,
@@ -419,11 +424,14 @@ func resetStream(ctx context.Context) {
 	}
 }
 
-func toolSpecs(reg *tools.Registry) []llm.ToolSpec {
+// toolSpecs is what the model is offered: every tool, or those of allowed.
+func toolSpecs(reg *tools.Registry, allowed []string) []llm.ToolSpec {
 	specs := reg.Specs()
-	out := make([]llm.ToolSpec, len(specs))
-	for i, s := range specs {
-		out[i] = llm.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters}
+	out := make([]llm.ToolSpec, 0, len(specs))
+	for _, s := range specs {
+		if len(allowed) == 0 || slices.Contains(allowed, s.Name) {
+			out = append(out, llm.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
+		}
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,6 +97,9 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 
 // callTool is the innermost ToolNext: it calls the registry.
 func (r *run) callTool(ctx context.Context, call llm.ToolCall) ToolResult {
+	if len(r.allowed) > 0 && !slices.Contains(r.allowed, call.Name) {
+		return ToolResult{Err: fmt.Errorf("tool %s is not available while the %s skill is active; it allows only %s", call.Name, r.in.Skill, strings.Join(r.allowed, ", "))}
+	}
 	out, err := r.a.opts.Tools.Call(ctx, call.Name, json.RawMessage(call.Arguments))
 	if len(out) > maxToolResult {
 		out = tools.Clip(out, maxToolResult) + fmt.Sprintf("\n\n[output truncated: the first %d of %d bytes are shown]", maxToolResult, len(out))

@@ -10,6 +10,7 @@ package bus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -38,6 +39,9 @@ type Inbound struct {
 	// dropped, so redeliveries after a crash are handled once.
 	EventKey string
 	Text     string
+	// Skill is set when the message activates a skill ("/<skill> task");
+	// Text is then the task.
+	Skill string `json:",omitempty"`
 	// Group is set when others than the sender and the bot see the
 	// conversation (a group or channel), so private things (a person's
 	// memory) are not shown there.
@@ -154,6 +158,16 @@ type Options struct {
 	UploadsNote func(paths []string) string
 	// Memory answers /memory; nil means long-term memory is off.
 	Memory Memory
+	// Skills routes "/<skill> task" and answers /skills; nil: no skills.
+	Skills Skills
+}
+
+// Skills is what the router needs of the skills.
+type Skills interface {
+	// Has reports whether name is an enabled skill.
+	Has(name string) bool
+	// Command answers "/skills args" from userID ("channel:user").
+	Command(userID, args string) string
 }
 
 // Memory is long-term memory as the /memory command sees it.
@@ -238,12 +252,34 @@ func (b *Bus) Publish(ctx context.Context, in *Inbound) error {
 		return nil
 	}
 	if name, args, ok := parseCommand(in.Text); ok {
+		if skill := b.skill(name); skill != "" && args != "" {
+			in.Skill, in.Text = skill, args
+			return b.enqueue(ctx, in)
+		}
 		if _, dup, err := b.record(in, false); err != nil || dup {
 			return err
+		}
+		if skill := b.skill(name); skill != "" {
+			return b.reply(ctx, in, fmt.Sprintf("Tell me what to do with the %s skill: /%s <your task>.", skill, name))
 		}
 		return b.command(ctx, in, name, args)
 	}
 	return b.enqueue(ctx, in)
+}
+
+// skill returns the skill a "/name" message activates, or "": an enabled
+// skill called name (or, for Telegram's command style, with _ for -),
+// unless a command has that name.
+func (b *Bus) skill(name string) string {
+	if b.opts.Skills == nil || isCommand(name) {
+		return ""
+	}
+	for _, n := range []string{name, strings.ReplaceAll(name, "_", "-")} {
+		if b.opts.Skills.Has(n) {
+			return n
+		}
+	}
+	return ""
 }
 
 // reply sends a plain message into in's conversation.

@@ -21,6 +21,7 @@ var Commands = []struct{ Name, Help string }{
 	{"stop", "stop the current reply (and drop waiting messages)"},
 	{"models", "list models; /models NAME switches this conversation"},
 	{"memory", "show what I remember about you (/memory forget N, clear, off, on)"},
+	{"skills", "list skills; /skills enable|disable NAME; /NAME task uses one"},
 	{"help", "show this list"},
 }
 
@@ -55,10 +56,28 @@ func (b *Bus) command(ctx context.Context, in *Inbound, name, args string) error
 			return b.reply(ctx, in, "Long-term memory is switched off on this deerflow (memory.enabled: false), so I remember nothing between conversations.")
 		}
 		return b.reply(ctx, in, b.opts.Memory.Command(in.Channel+":"+in.UserID, in.ChatKey(), in.Group, args))
+	case "skills":
+		if b.opts.Skills == nil {
+			return b.reply(ctx, in, "No skills are available here.")
+		}
+		return b.reply(ctx, in, b.opts.Skills.Command(in.Channel+":"+in.UserID, args))
 	case "help", "start":
 		return b.reply(ctx, in, helpText())
 	}
 	return b.reply(ctx, in, fmt.Sprintf("Unknown command /%s.\n\n%s", name, helpText()))
+}
+
+// isCommand reports whether name is one of the chat commands.
+func isCommand(name string) bool {
+	if name == "start" {
+		return true
+	}
+	for _, c := range Commands {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func helpText() string {

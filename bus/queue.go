@@ -194,6 +194,7 @@ func (b *Bus) runItem(c *conv, it *item) {
 		ChatKey:  in.ChatKey(),
 		UserID:   in.Channel + ":" + in.UserID,
 		Text:     in.Text,
+		Skill:    in.Skill,
 		OnBegin:  onBegin,
 	}) {
 		d.handle(ctx, ev)

@@ -177,6 +177,9 @@ type Memory struct {
 // Skills configures SKILL.md loading.
 type Skills struct {
 	Path string `yaml:"path"`
+	// Admins may switch skills on and off with /skills ("channel:user
+	// id"); empty lets everyone.
+	Admins []string `yaml:"admins"`
 }
 
 // SkillEvolution configures agent-authored skills.

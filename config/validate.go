@@ -95,6 +95,11 @@ func (v *validator) basics() {
 	v.oneOf("memory.scope", c.Memory.Scope, "user", "chat")
 	v.nonNegative("memory.debounce_seconds", c.Memory.DebounceSeconds)
 	v.required("skills.path", c.Skills.Path)
+	for i, a := range c.Skills.Admins {
+		if ch, id, ok := strings.Cut(a, ":"); !ok || ch == "" || id == "" {
+			v.fail(index("skills.admins", i), `must be "channel:user id", such as telegram:123456789`)
+		}
+	}
 	v.oneOf("tools.web_search.provider", c.Tools.WebSearch.Provider, "", "tavily", "brave", "searxng")
 }
 

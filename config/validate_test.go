@@ -79,6 +79,9 @@ subagents:
 			`config.yaml:9: subagents.types[4].description: required`,
 			`config.yaml:10: subagents.types[4].tools[1]: subagents cannot delegate: task is never given to them`,
 			`config.yaml:11: subagents.types[4].max_turns: must not be negative, got -1`}},
+		{"skills admins", "skills:\n  admins: [telegram:1, \"1002\", \"slack:\"]", []string{
+			`config.yaml:2: skills.admins[1]: must be "channel:user id", such as telegram:123456789`,
+			`config.yaml:2: skills.admins[2]: must be "channel:user id", such as telegram:123456789`}},
 		{"max_turns range", "agent:\n  max_turns: 1001", []string{`config.yaml:2: agent.max_turns: must be between 1 and 1000, got 1001`}},
 		{"max_turns negative", "agent:\n  max_turns: -3", []string{`config.yaml:2: agent.max_turns: must be between 1 and 1000, got -3`}},
 		{"max_queued range", "router:\n  max_queued: 10001", []string{`config.yaml:2: router.max_queued: must be between 1 and 10000, got 10001`}},

@@ -171,8 +171,8 @@ func (m *Manager) bwrapArgs(r bashRunner, userData string) []string {
 	} else {
 		a = append(a, "--bind", userData, UserData)
 	}
-	if m.skillsDir != "" {
-		a = append(a, "--ro-bind-try", m.skillsDir, Skills)
+	for _, sk := range m.skills {
+		a = append(a, "--ro-bind-try", sk.HostPath, sk.Path)
 	}
 	for _, mt := range m.mounts {
 		op := "--bind-try"

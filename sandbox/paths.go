@@ -68,8 +68,8 @@ func (m *Manager) thread(id string) (*thread, error) {
 		}
 	}
 	t.areas = append(t.areas, area{virtual: UserData, host: t.userData})
-	if m.skillsDir != "" {
-		t.areas = append(t.areas, area{virtual: Skills, host: m.skillsDir, readOnly: true})
+	for _, sk := range m.skills {
+		t.areas = append(t.areas, area{virtual: sk.Path, host: sk.HostPath, readOnly: true})
 	}
 	for _, mt := range m.mounts {
 		t.areas = append(t.areas, area{virtual: mt.Path, host: mt.HostPath, readOnly: mt.ReadOnly})
@@ -82,8 +82,8 @@ func (m *Manager) thread(id string) (*thread, error) {
 // roots lists the virtual trees, for error messages.
 func (t *thread) roots() string {
 	s := "/mnt/user-data/workspace, /mnt/user-data/uploads, /mnt/user-data/outputs"
-	if t.m.skillsDir != "" {
-		s += ", " + Skills + " (read-only)"
+	for _, sk := range t.m.skills {
+		s += ", " + sk.Path + " (read-only)"
 	}
 	for _, mt := range t.m.mounts {
 		s += ", " + mt.Path
@@ -249,8 +249,8 @@ func (m *Manager) sharedScrubs() []scrub {
 			}
 		}
 	}
-	if m.skillsDir != "" {
-		add(m.skillsDir, Skills)
+	for _, sk := range m.skills {
+		add(sk.HostPath, sk.Path)
 	}
 	for _, mt := range m.mounts {
 		add(mt.HostPath, mt.Path)

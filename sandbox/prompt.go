@@ -15,7 +15,7 @@ func (m *Manager) PromptSection() string {
 	fmt.Fprintf(&b, "- %s: your working directory, and the base of relative paths. Keep scratch files, code and intermediate data here.\n", Workspace)
 	fmt.Fprintf(&b, "- %s: files the user sent. Treat them as input and leave them unchanged.\n", Uploads)
 	fmt.Fprintf(&b, "- %s: deliverables. Only files here can reach the user: save finished files here, then call present_files with their paths. A file you do not present is not delivered.\n", Outputs)
-	if m.skillsDir != "" {
+	if len(m.skills) > 0 {
 		fmt.Fprintf(&b, "- %s (read-only): skills, with their instructions and resources.\n", Skills)
 	}
 	for _, mt := range m.mounts {

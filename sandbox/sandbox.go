@@ -44,6 +44,10 @@ type Options struct {
 	// Empty means no /mnt/skills; a directory that does not exist is
 	// reported to the model as unavailable.
 	SkillsDir string
+	// SkillDirs are host directories shown read-only at virtual paths
+	// under /mnt/skills (/mnt/skills/public, /mnt/skills/custom), for
+	// skills kept in several places. A missing directory is left out.
+	SkillDirs []Mount
 	// Mounts are extra host directories shown at their virtual paths.
 	Mounts []Mount
 	// Network lets bash inside bubblewrap use the network. False unshares
@@ -74,6 +78,7 @@ type Manager struct {
 	realThreads string  // threadsDir with symlinks resolved
 	scrubs      []scrub // host prefixes hidden in every thread
 	skillsDir   string  // absolute, or ""
+	skills      []Mount // every read-only skills area: SkillsDir, then SkillDirs
 	mounts      []Mount
 	network     bool
 	timeout     time.Duration
@@ -106,6 +111,20 @@ func New(o Options) (*Manager, error) {
 		if m.skillsDir, err = absClean(o.SkillsDir); err != nil {
 			return nil, fmt.Errorf("sandbox: skills dir: %w", err)
 		}
+	}
+	if m.skillsDir != "" {
+		m.skills = append(m.skills, Mount{HostPath: m.skillsDir, Path: Skills, ReadOnly: true})
+	}
+	for i, sd := range o.SkillDirs {
+		p := path.Clean(sd.Path)
+		if !within(p, Skills) || p == Skills {
+			return nil, fmt.Errorf("sandbox: skill dirs[%d]: %q is not under %s", i, sd.Path, Skills)
+		}
+		host, err := absClean(sd.HostPath)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: skill dirs[%d]: %w", i, err)
+		}
+		m.skills = append(m.skills, Mount{HostPath: host, Path: p, ReadOnly: true})
 	}
 	if m.mounts, err = checkMounts(o.Mounts); err != nil {
 		return nil, err

@@ -41,7 +41,7 @@ const ToolName = "task"
 
 // never are the tools no subagent gets: no nesting, and only the lead
 // talks to the person.
-var never = []string{ToolName, "ask_clarification", "present_files"}
+var never = []string{ToolName, "ask_clarification", "present_files", "skill_manage"}
 
 // BuiltIn returns the built-in types: general-purpose and bash.
 func BuiltIn() []Type {

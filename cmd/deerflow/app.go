@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/memory"
 	"github.com/deerflow/deerflow/sandbox"
+	"github.com/deerflow/deerflow/skills"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/subagents"
 	"github.com/deerflow/deerflow/tools"
@@ -33,7 +35,8 @@ type app struct {
 
 	subagents   *subagents.Manager
 	memory      *memory.Manager // nil when memory.enabled is false
-	interrupted []*store.Task   // subagent tasks a previous process left running
+	skills      *skills.Manager
+	interrupted []*store.Task // subagent tasks a previous process left running
 }
 
 // newLogger returns the process logger writing to w, per cfg.Log.
@@ -56,74 +59,8 @@ func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb, err := newSandbox(cfg, cfg.DataDir)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	// The sandbox checks bubblewrap in the background; report when known.
-	go func() {
-		if ok, how := sb.BashStatus(); ok && strings.HasPrefix(how, "host") {
-			log.Warn("bash runs on the host WITHOUT isolation (sandbox.allow_host_bash: true); only let trusted users talk to this deerflow", "bash", how)
-		} else if !ok {
-			log.Warn("the bash tool is off", "bash", how)
-		}
-	}()
-	a := &app{cfg: cfg, log: log, store: st, sandbox: sb, tools: tools.NewRegistry(sb.Tools()...)}
-	models := modelRefs(cfg, log)
-	subs, err := newSubagents(cfg, st, models, a.tools, sb, log)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	a.subagents = subs
-	a.tools.Add(subs.Tool())
-	p := prompt(cfg, sb)
-	p.SetSection(agent.SectionSubagents, subs.PromptSection())
-	opts := agent.Options{
-		Store:       st,
-		Models:      models,
-		Tools:       a.tools,
-		Prompt:      p,
-		MaxTurns:    cfg.Agent.MaxTurns,
-		ToolTimeout: time.Duration(cfg.Agent.ToolTimeoutSeconds) * time.Second,
-		Logger:      log,
-	}
-	if cfg.Memory.Enabled {
-		if a.memory, err = newMemory(cfg, st, models[0], log); err != nil {
-			st.Close()
-			return nil, err
-		}
-		mem := a.memory
-		opts.TurnContext = func(_ context.Context, in *agent.Input) string { return mem.Block(in.UserID, in.ChatKey) }
-		opts.OnAnswer = func(tx *store.Tx, in *agent.Input, answer string) error {
-			return mem.Record(tx, in.UserID, in.ChatKey, in.ThreadID, in.RunID, in.Text, answer)
-		}
-		p.SetSection(agent.SectionMemory, agent.Static(memory.PromptSection))
-	}
-	ag, err := agent.New(opts)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	a.agent = ag
-	maxUpload := int64(cfg.Sandbox.MaxUploadMB) << 20
-	bo := bus.Options{
-		Store:     st,
-		Agent:     ag,
-		MaxQueued: cfg.Router.MaxQueued,
-		Logger:    log,
-		Version:   versionString(),
-		SaveUpload: func(threadID string, at bus.Attachment) (string, error) {
-			return saveUpload(sb, threadID, at, maxUpload)
-		},
-		UploadsNote: sandbox.UploadsNote,
-	}
-	if a.memory != nil {
-		bo.Memory = a.memory
-	}
-	a.bus, err = bus.New(bo)
-	if err != nil {
+	a := &app{cfg: cfg, log: log, store: st}
+	if err := a.wire(); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -137,6 +74,116 @@ func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
 	}
 	return a, nil
 }
+
+// wire builds everything on top of the store: sandbox and tools, skills,
+// subagents, memory, the agent and the bus.
+func (a *app) wire() error {
+	cfg, log, st := a.cfg, a.log, a.store
+	if err := skills.Extract(publicSkillsDir(cfg.DataDir)); err != nil {
+		return fmt.Errorf("unpacking the built-in skills: %w", err)
+	}
+	sb, err := newSandbox(cfg, cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	a.sandbox = sb
+	// The sandbox checks bubblewrap in the background; report when known.
+	go func() {
+		if ok, how := sb.BashStatus(); ok && strings.HasPrefix(how, "host") {
+			log.Warn("bash runs on the host WITHOUT isolation (sandbox.allow_host_bash: true); only let trusted users talk to this deerflow", "bash", how)
+		} else if !ok {
+			log.Warn("the bash tool is off", "bash", how)
+		}
+	}()
+	a.tools = tools.NewRegistry(sb.Tools()...)
+	models := modelRefs(cfg, log)
+	if a.subagents, err = newSubagents(cfg, st, models, a.tools, sb, log); err != nil {
+		return err
+	}
+	a.tools.Add(a.subagents.Tool())
+	if a.skills, err = skills.New(skills.Options{
+		Store: st, CustomDir: cfg.Skills.Path, Admins: cfg.Skills.Admins,
+		Evolution: cfg.SkillEvo.Enabled, Model: models[0].Model, ModelID: models[0].ID, Logger: log,
+	}); err != nil {
+		return err
+	}
+	if t := a.skills.Tool(); t != nil {
+		a.tools.Add(t)
+	}
+	p := prompt(cfg, sb)
+	p.SetSection(agent.SectionSubagents, a.subagents.PromptSection())
+	sk := a.skills
+	p.SetSection(agent.SectionSkills, func(context.Context, *agent.Input) string { return sk.PromptSection() })
+	opts := agent.Options{
+		Store:       st,
+		Models:      models,
+		Tools:       a.tools,
+		Prompt:      p,
+		MaxTurns:    cfg.Agent.MaxTurns,
+		ToolTimeout: time.Duration(cfg.Agent.ToolTimeoutSeconds) * time.Second,
+		Logger:      log,
+		AllowedTools: func(in *agent.Input) []string {
+			if in.Skill == "" {
+				return nil
+			}
+			_, allowed, _ := sk.Activation(in.Skill)
+			return allowed
+		},
+	}
+	if cfg.Memory.Enabled {
+		if a.memory, err = newMemory(cfg, st, models[0], log); err != nil {
+			return err
+		}
+		mem := a.memory
+		opts.OnAnswer = func(tx *store.Tx, in *agent.Input, answer string) error {
+			return mem.Record(tx, in.UserID, in.ChatKey, in.ThreadID, in.RunID, in.Text, answer)
+		}
+		p.SetSection(agent.SectionMemory, agent.Static(memory.PromptSection))
+	}
+	opts.TurnContext = a.turnContext
+	if a.agent, err = agent.New(opts); err != nil {
+		return err
+	}
+	maxUpload := int64(cfg.Sandbox.MaxUploadMB) << 20
+	bo := bus.Options{
+		Store:     st,
+		Agent:     a.agent,
+		MaxQueued: cfg.Router.MaxQueued,
+		Logger:    log,
+		Version:   versionString(),
+		SaveUpload: func(threadID string, at bus.Attachment) (string, error) {
+			return saveUpload(sb, threadID, at, maxUpload)
+		},
+		UploadsNote: sandbox.UploadsNote,
+		Skills:      a.skills,
+	}
+	if a.memory != nil {
+		bo.Memory = a.memory
+	}
+	a.bus, err = bus.New(bo)
+	return err
+}
+
+// turnContext is what a run's user message comes with in the model's view:
+// the sender's memory, and the skill the message activated.
+func (a *app) turnContext(_ context.Context, in *agent.Input) string {
+	var parts []string
+	if a.memory != nil {
+		if b := a.memory.Block(in.UserID, in.ChatKey); b != "" {
+			parts = append(parts, b)
+		}
+	}
+	if in.Skill != "" {
+		if text, _, ok := a.skills.Activation(in.Skill); ok {
+			parts = append(parts, text)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// publicSkillsDir is where the built-in skills are unpacked for the
+// sandbox.
+func publicSkillsDir(dataDir string) string { return filepath.Join(dataDir, "skills", "public") }
 
 // recover marks runs that were in flight when a previous process died as
 // interrupted, and their unfinished subagent tasks too (kept in
@@ -250,8 +297,11 @@ func newSandbox(cfg *config.Config, dataDir string) (*sandbox.Manager, error) {
 		mounts[i] = sandbox.Mount{HostPath: m.HostPath, Path: m.Path, ReadOnly: m.ReadOnly}
 	}
 	return sandbox.New(sandbox.Options{
-		DataDir:       dataDir,
-		SkillsDir:     cfg.Skills.Path,
+		DataDir: dataDir,
+		SkillDirs: []sandbox.Mount{
+			{HostPath: publicSkillsDir(dataDir), Path: skills.PublicRoot, ReadOnly: true},
+			{HostPath: cfg.Skills.Path, Path: skills.CustomRoot, ReadOnly: true},
+		},
 		Mounts:        mounts,
 		Network:       cfg.Sandbox.Network,
 		AllowHostBash: cfg.Sandbox.AllowHostBash,

@@ -161,7 +161,7 @@ func TestTelegramPrivateConversation(t *testing.T) {
 	for _, c := range tg.Commands() {
 		names = append(names, c.Command)
 	}
-	if got := strings.Join(names, ","); got != "new,status,stop,models,memory,help" {
+	if got := strings.Join(names, ","); got != "new,status,stop,models,memory,skills,help" {
 		t.Errorf("registered commands = %s", got)
 	}
 	if len(tg.CallsOf("sendChatAction")) == 0 {
