@@ -52,7 +52,7 @@ type run struct {
 
 	allowed []string // the only tools of this run; nil: all
 	userIdx int      // the run's user message in history
-	turnCtx string // TurnContext's text, given with it
+	turnCtx string   // TurnContext's text, given with it
 
 	thread  *store.Thread
 	model   ModelRef

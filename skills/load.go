@@ -74,24 +74,20 @@ func load(fsys fs.FS, custom bool) ([]*Skill, []Problem) {
 	return out, problems
 }
 
-// merge combines public and custom skills by name, custom over public;
-// overridden names are returned for a warning.
-func merge(pub, custom []*Skill) (all []*Skill, overridden []string) {
+// merge combines public and custom skills by name, custom over public.
+func merge(pub, custom []*Skill) (all []*Skill) {
 	byName := map[string]*Skill{}
 	for _, s := range pub {
 		byName[s.Name] = s
 	}
 	for _, s := range custom {
-		if _, ok := byName[s.Name]; ok {
-			overridden = append(overridden, s.Name)
-		}
 		byName[s.Name] = s
 	}
 	for _, s := range byName {
 		all = append(all, s)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
-	return all, overridden
+	return all
 }
 
 // Extract writes the built-in skills to dir, so the sandbox can show them
@@ -141,4 +137,17 @@ func Extract(dir string) error {
 		}
 	}
 	return nil
+}
+
+// List loads the built-in skills and those in customDir without a store
+// (for `deerflow check`): every skill, by name, and the invalid ones.
+func List(customDir string) ([]*Skill, []Problem) {
+	pub, problems := load(Public(), false)
+	var custom []*Skill
+	if customDir != "" {
+		var more []Problem
+		custom, more = load(os.DirFS(customDir), true)
+		problems = append(problems, more...)
+	}
+	return merge(pub, custom), problems
 }

@@ -3,8 +3,8 @@ package skills
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -71,23 +71,24 @@ func New(opts Options) (*Manager, error) {
 // Reload reads the skills again (after skill_manage or an operator changed
 // custom ones).
 func (m *Manager) Reload() {
-	pub, problems := load(Public(), false)
-	var custom []*Skill
-	if m.opts.CustomDir != "" {
-		var more []Problem
-		custom, more = load(os.DirFS(m.opts.CustomDir), true)
-		problems = append(problems, more...)
-	}
+	all, problems := List(m.opts.CustomDir)
 	for _, p := range problems {
 		m.log.Warn("skipping an invalid skill", "file", p.File, "problem", p.Msg)
 	}
-	all, overridden := merge(pub, custom)
-	for _, name := range overridden {
-		m.log.Warn("a custom skill replaces the built-in one of the same name", "skill", name)
+	for _, s := range all {
+		if s.Custom && isPublic(s.Name) {
+			m.log.Warn("a custom skill replaces the built-in one of the same name", "skill", s.Name)
+		}
 	}
 	m.mu.Lock()
 	m.skills, m.section = all, ""
 	m.mu.Unlock()
+}
+
+// isPublic reports whether a skill of that name is built in.
+func isPublic(name string) bool {
+	_, err := fs.Stat(Public(), name+"/SKILL.md")
+	return err == nil
 }
 
 // All returns every loaded skill, by name.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/sandbox"
+	"github.com/deerflow/deerflow/skills"
 	"github.com/deerflow/deerflow/subagents"
 	"github.com/deerflow/deerflow/tools"
 )
@@ -69,7 +70,23 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 			for _, t := range cfg.Subagents.Types {
 				types = append(types, t.Name)
 			}
-			fmt.Fprintf(w, "tools\t%s\n", strings.Join(append(reg.Names(), subagents.ToolName), ", "))
+			names := append(reg.Names(), subagents.ToolName)
+			if cfg.SkillEvo.Enabled {
+				names = append(names, skills.ManageTool)
+			}
+			fmt.Fprintf(w, "tools\t%s\n", strings.Join(names, ", "))
+			all, problems := skills.List(cfg.Skills.Path)
+			var loaded []string
+			for _, s := range all {
+				loaded = append(loaded, s.Name+" ("+s.Source()+")")
+			}
+			fmt.Fprintf(w, "skills\t%s; custom ones from %s\n", strings.Join(loaded, ", "), cfg.Skills.Path)
+			for _, p := range problems {
+				fmt.Fprintf(w, "skills\tskipped %s\n", p)
+			}
+			if cfg.SkillEvo.Enabled {
+				fmt.Fprintf(w, "skills\tskill_manage is on: the agent may write custom skills (each write is checked)\n")
+			}
 			sc := cfg.Subagents
 			fmt.Fprintf(w, "subagents\t%s; %d per response, %d per message, %d running at once, %d s timeout\n",
 				strings.Join(types, ", "), sc.MaxPerResponse, sc.MaxPerRun, sc.MaxRunning, sc.TimeoutSeconds)
