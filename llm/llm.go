@@ -8,7 +8,9 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"iter"
+	"strings"
 )
 
 // Role is who wrote a message.
@@ -102,4 +104,36 @@ func Collect(seq iter.Seq2[Chunk, error], onText func(string)) (*Response, error
 		}
 	}
 	return nil, &Error{Kind: KindTruncated, Err: errNoDone}
+}
+
+// Complete runs req on m and returns the whole answer's text: the way to
+// make one non-streamed call (memory updates, reviews).
+func Complete(ctx context.Context, m Model, req *Request) (string, error) {
+	var text strings.Builder
+	for c, err := range m.Stream(ctx, req) {
+		if err != nil {
+			return "", err
+		}
+		if c.Done != nil {
+			if text.Len() == 0 {
+				return c.Done.Message.Content, nil
+			}
+			return text.String(), nil
+		}
+		text.WriteString(c.Text)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	return "", &Error{Kind: KindTruncated, Err: errors.New("stream ended without a final chunk")}
+}
+
+// JSONObject returns the outermost {...} of a model's answer, which may
+// wrap it in a code fence or a sentence; ok is false when there is none.
+func JSONObject(text string) (obj string, ok bool) {
+	start, end := strings.IndexByte(text, '{'), strings.LastIndexByte(text, '}')
+	if start < 0 || end < start {
+		return "", false
+	}
+	return text[start : end+1], true
 }

@@ -139,23 +139,7 @@ func (m *Manager) ask(ctx context.Context, mem *store.Memory, exs []*store.Excha
 		},
 		Temperature: &zero,
 	}
-	var text strings.Builder
-	for c, err := range m.opts.Model.Stream(ctx, req) {
-		if err != nil {
-			return "", err
-		}
-		if c.Done != nil {
-			if text.Len() == 0 {
-				text.WriteString(c.Done.Message.Content)
-			}
-			return text.String(), nil
-		}
-		text.WriteString(c.Text)
-	}
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	return text.String(), nil
+	return llm.Complete(ctx, m.opts.Model, req)
 }
 
 // describe is the memory as the updater reads it, with fact ids.
@@ -183,12 +167,12 @@ func describe(mem *store.Memory) string {
 // parseResult reads the model's JSON, tolerating code fences and text
 // around the object; unknown fields are ignored.
 func parseResult(text string) (*result, error) {
-	start, end := strings.IndexByte(text, '{'), strings.LastIndexByte(text, '}')
-	if start < 0 || end < start {
+	obj, ok := llm.JSONObject(text)
+	if !ok {
 		return nil, errBadOutput
 	}
 	res := new(result)
-	if err := json.Unmarshal([]byte(text[start:end+1]), res); err != nil {
+	if err := json.Unmarshal([]byte(obj), res); err != nil {
 		return nil, fmt.Errorf("%w: %v", errBadOutput, err)
 	}
 	return res, nil

@@ -86,27 +86,16 @@ func (m *Manager) review(ctx context.Context, skill, file, content string) Verdi
 			{Role: llm.RoleUser, Content: fmt.Sprintf("Skill: %s\nFile: %s\n\n<file>\n%s\n</file>", skill, file, tools.Clip(content, 60_000))},
 		},
 	}
-	var text strings.Builder
-	for c, err := range m.opts.Model.Stream(ctx, req) {
-		if err != nil {
-			m.log.Warn("skill review failed", "skill", skill, "err", err)
-			return Verdict{Decision: Block, Reason: "the safety review could not be completed (" + llm.UserMessage(err) + ")"}
-		}
-		if c.Done != nil {
-			if text.Len() == 0 {
-				text.WriteString(c.Done.Message.Content)
-			}
-			break
-		}
-		text.WriteString(c.Text)
+	s, err := llm.Complete(ctx, m.opts.Model, req)
+	if err != nil {
+		m.log.Warn("skill review failed", "skill", skill, "err", err)
+		return Verdict{Decision: Block, Reason: "the safety review could not be completed (" + llm.UserMessage(err) + ")"}
 	}
-	s := text.String()
-	start, end := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}')
 	var v struct {
 		Decision string `json:"decision"`
 		Reason   string `json:"reason"`
 	}
-	if start < 0 || end < start || json.Unmarshal([]byte(s[start:end+1]), &v) != nil {
+	if obj, ok := llm.JSONObject(s); !ok || json.Unmarshal([]byte(obj), &v) != nil {
 		m.log.Warn("skill review answered something else", "skill", skill, "answer", tools.Clip(s, 200))
 		return Verdict{Decision: Block, Reason: "the safety review gave no clear answer"}
 	}
