@@ -27,6 +27,11 @@ type ModelRef struct {
 	Model       llm.Model
 	MaxTokens   int
 	Temperature *float32
+	// ContextWindow is the model's context size in tokens (0: unknown);
+	// summarization starts well before it.
+	ContextWindow int
+	// Vision: the model takes images (view_image is offered).
+	Vision bool
 }
 
 // Options configures an Agent. Zero fields take the documented defaults.
@@ -61,6 +66,15 @@ type Options struct {
 	// lost). It may run more than once for one answer and must be
 	// idempotent.
 	OnAnswer func(tx *store.Tx, in *Input, answer string) error
+	// Summarize, when set, folds older messages into a summary before a
+	// request would grow past its threshold.
+	Summarize *Summarize
+	// TitleModel, when set, names each thread after its first exchange;
+	// nil titles it with the start of the first message.
+	TitleModel *ModelRef
+	// DailyTokenBudget caps the tokens one conversation (chat key) may use
+	// per UTC day; 0 means no cap.
+	DailyTokenBudget int64
 	// Ephemeral agents store nothing: every run starts from an empty
 	// thread and keeps its history in memory only (subagents, whose
 	// records are kept by their executor).
@@ -81,6 +95,8 @@ type Agent struct {
 
 	mu     sync.Mutex
 	active map[string]*activeRun // thread id → its running run
+
+	bg sync.WaitGroup // background work of finished runs (titles)
 }
 
 // ErrThreadBusy is returned when a thread already has an active run.
@@ -137,6 +153,9 @@ func New(opts Options) (*Agent, error) {
 
 // Models returns the configured models, the default first.
 func (a *Agent) Models() []ModelRef { return a.opts.Models }
+
+// DailyTokenBudget is the per-conversation daily cap; 0 means none.
+func (a *Agent) DailyTokenBudget() int64 { return a.opts.DailyTokenBudget }
 
 // Tools returns the lead agent's tool registry.
 func (a *Agent) Tools() *tools.Registry { return a.opts.Tools }

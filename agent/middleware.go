@@ -28,20 +28,29 @@ type Middleware struct {
 	WrapTool  func(ctx context.Context, call llm.ToolCall, next ToolNext) ToolResult
 }
 
-// DefaultChain is the lead agent's middleware chain, outermost first. This
-// is the one place its order is written down:
+// DefaultChain is the lead agent's middleware chain, outermost first, with
+// the default loop limits. This is the one place its order is written
+// down:
 //
 //  1. tool errors: any tool failure or panic becomes a tool result the
 //     model can read and react to; the run never fails because of a tool.
-//  2. model retry: a stream cut mid-answer is retried (the streamed text is
+//  2. loop detection: the same tool calls repeated (or one tool called too
+//     often) get a hidden warning, then are dropped and the run ends; it
+//     sits outside the retries, so a retried call counts once.
+//  3. model retry: a stream cut mid-answer is retried (the streamed text is
 //     reset first); request-level retries (429, 5xx, connection errors,
 //     Retry-After) happen inside the llm client.
 //
-// Dangling tool-call repair is not a wrapper: it edits history, so it runs
-// as an explicit, persisted step at the start of every run (dangling.go).
-func DefaultChain() []Middleware {
+// History edits are not wrappers: dangling tool-call repair (dangling.go)
+// and summarization (summarize.go) are explicit, persisted steps of the
+// run loop, and an empty answer after tool calls is retried by the loop.
+func DefaultChain() []Middleware { return Chain(LoopLimits{}) }
+
+// Chain is DefaultChain with the given loop limits.
+func Chain(loops LoopLimits) []Middleware {
 	return []Middleware{
 		ToolErrors(),
+		LoopDetection(loops),
 		ModelRetry(2),
 	}
 }

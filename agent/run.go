@@ -7,6 +7,7 @@ import (
 	"iter"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
@@ -50,9 +51,16 @@ type run struct {
 	gone   bool // the consumer stopped iterating
 	capped bool // the run reached MaxTurns
 
-	allowed []string // the only tools of this run; nil: all
-	userIdx int      // the run's user message in history
-	turnCtx string   // TurnContext's text, given with it
+	allowed []string       // the only tools of this run; nil: all
+	usage   llm.Usage      // the run's tokens so far
+	nudge   string         // a hidden note for the next model call only
+	images  []llm.Image    // attached to the next model call only
+	summary string         // the thread's summary, given before its messages
+	daily   dailyUsage     // the conversation's tokens today (budget)
+	stateMu sync.Mutex     // guards state
+	state   map[string]any // middlewares' per-run values (RunState)
+	userIdx int            // the run's user message in history
+	turnCtx string         // TurnContext's text, given with it
 
 	thread  *store.Thread
 	model   ModelRef
@@ -81,6 +89,10 @@ func (r *run) emit(ev Event) {
 
 func (r *run) exec() {
 	if err := r.begin(); err != nil {
+		if errors.Is(err, errBudget) {
+			r.emit(Event{Kind: EventError, Text: r.budgetText(), Err: err})
+			return
+		}
 		r.fail(err, "I couldn't load this conversation; please try again.")
 		return
 	}
@@ -94,12 +106,19 @@ func (r *run) exec() {
 		}
 		toolCtx = c
 	}
-	var usage llm.Usage
 	if f := r.a.opts.AllowedTools; f != nil {
 		r.allowed = f(r.in)
 	}
-	specs := toolSpecs(r.a.opts.Tools, r.allowed)
+	specs := toolSpecs(r.a.opts.Tools, r.allowed, r.model.Vision)
+	toolRounds, retried := 0, false
 	for turn := 1; turn <= r.a.opts.MaxTurns; turn++ {
+		if err := r.compact(); err != nil {
+			if r.ctx.Err() != nil {
+				r.stopped()
+				return
+			}
+			r.a.log.Warn("summarizing the conversation failed; going on without", "thread", r.in.ThreadID, "err", err)
+		}
 		req := &llm.Request{
 			Model:       r.model.ID,
 			Messages:    r.messages(),
@@ -108,6 +127,7 @@ func (r *run) exec() {
 			Temperature: r.model.Temperature,
 		}
 		resp, err := r.a.chain.callModel(withStream(r.ctx, r), req, r.callModel)
+		r.images, r.nudge = nil, "" // given to this call only
 		if err != nil {
 			if r.ctx.Err() != nil {
 				r.stopped()
@@ -116,19 +136,26 @@ func (r *run) exec() {
 			r.fail(err, llm.UserMessage(err))
 			return
 		}
-		usage.PromptTokens += resp.Usage.PromptTokens
-		usage.CompletionTokens += resp.Usage.CompletionTokens
-		usage.TotalTokens += resp.Usage.TotalTokens
+		r.usage.PromptTokens += resp.Usage.PromptTokens
+		r.usage.CompletionTokens += resp.Usage.CompletionTokens
+		r.usage.TotalTokens += resp.Usage.TotalTokens
 		r.rec.Turns = turn
-		r.rec.PromptTokens, r.rec.CompletionTokens = usage.PromptTokens, usage.CompletionTokens
+		r.rec.PromptTokens, r.rec.CompletionTokens = r.usage.PromptTokens, r.usage.CompletionTokens
 
 		msg := fromLLM(&resp.Message, r.in.RunID, r.a.opts.Now())
 		calls := resp.Message.ToolCalls
 		if len(calls) == 0 {
-			if msg.Content == "" {
-				msg.Content = emptyAnswer(resp.FinishReason)
+			if strings.TrimSpace(msg.Content) == "" && toolRounds > 0 && !retried && resp.FinishReason != "length" && resp.FinishReason != "content_filter" {
+				// An empty answer after tool calls: ask once more.
+				retried = true
+				r.nudge = "(Your last reply was empty. Write your final answer to the user now, based on the results above.)"
+				r.emit(Event{Kind: EventTextReset})
+				continue
 			}
-			r.finish(msg, usage)
+			if strings.TrimSpace(msg.Content) == "" {
+				msg.Content = emptyAnswer(resp.FinishReason, toolRounds > 0)
+			}
+			r.finish(msg, r.usage)
 			return
 		}
 		if err := r.save(msg); err != nil {
@@ -136,12 +163,19 @@ func (r *run) exec() {
 			return
 		}
 		results := r.runTools(toolCtx, turn, calls)
+		toolRounds++
 		if err := r.save(results...); err != nil {
 			r.fail(err, "I couldn't save this conversation; please try again.")
 			return
 		}
 		if r.ctx.Err() != nil {
 			r.stopped()
+			return
+		}
+		if text, ok := r.ending(calls, results); ok {
+			// A tool that ends the run (ask_clarification): its result is
+			// what the person reads, and their next message answers it.
+			r.finish(&store.Message{Role: "assistant", Content: text, RunID: r.in.RunID, Time: r.a.opts.Now()}, r.usage)
 			return
 		}
 	}
@@ -151,15 +185,33 @@ func (r *run) exec() {
 		Content: fmt.Sprintf("I stopped after %d steps, the limit for one request. Say \"continue\" and I'll carry on from here.", r.a.opts.MaxTurns),
 		RunID:   r.in.RunID,
 		Time:    r.a.opts.Now(),
-	}, usage)
+	}, r.usage)
 }
 
-func emptyAnswer(finish string) string {
+// ending returns the result of a call that ends the run, if one did (and
+// did not fail).
+func (r *run) ending(calls []llm.ToolCall, results []*store.Message) (string, bool) {
+	for i, call := range calls {
+		t, ok := r.a.opts.Tools.Get(call.Name)
+		if !ok {
+			continue
+		}
+		if e, ok := t.(tools.Ender); ok && e.EndsRun() && !strings.HasPrefix(results[i].Content, "Error:") {
+			return results[i].Content, true
+		}
+	}
+	return "", false
+}
+
+func emptyAnswer(finish string, afterTools bool) string {
 	switch finish {
 	case "length":
 		return "(The model ran out of room before it could answer. Try asking for less at once.)"
 	case "content_filter":
 		return "(The model provider withheld this answer.)"
+	}
+	if afterTools {
+		return "I finished the steps above, but the model gave no final answer. Ask me to sum up what I found, or try again."
 	}
 	return "(The model returned an empty answer.)"
 }
@@ -186,15 +238,30 @@ func (r *run) begin() error {
 			return err
 		}
 		r.thread = t
+		if a.opts.DailyTokenBudget > 0 {
+			if r.daily, err = readDaily(tx, in.ChatKey); err != nil {
+				return err
+			}
+		}
 		if cached, ok := a.history.get(in.ThreadID); ok {
 			msgs = cached
 			return nil
 		}
-		msgs, err = tx.Messages(in.ThreadID, 0)
+		msgs, err = tx.Messages(in.ThreadID, t.SummarySeq)
 		return err
 	})
 	if err != nil {
 		return err
+	}
+	r.summary = r.thread.Summary
+	if r.overBudget() {
+		if in.OnBegin != nil { // the message is handled: by saying no
+			r.write(in.OnBegin)
+			if err := r.wait(); err != nil {
+				return err
+			}
+		}
+		return errBudget
 	}
 	name := in.Model
 	if name == "" {
@@ -241,7 +308,14 @@ func (r *run) begin() error {
 				return err
 			}
 		}
-		if err := tx.PutThread(&thread); err != nil {
+		cur, err := tx.Thread(in.ThreadID) // others may have changed it (title, model)
+		if errors.Is(err, store.ErrNotFound) {
+			cur = &thread
+		} else if err != nil {
+			return err
+		}
+		cur.Updated = thread.Updated
+		if err := tx.PutThread(cur); err != nil {
 			return err
 		}
 		rec.FirstSeq = user.Seq
@@ -321,6 +395,9 @@ func (r *run) endWith(status store.RunStatus, errText string, also func(*store.T
 				return err
 			}
 		}
+		if err := r.account(tx, rec.PromptTokens, rec.CompletionTokens); err != nil {
+			return err
+		}
 		return tx.PutRun(&rec)
 	})
 	r.history = append(r.history, msgs...)
@@ -345,6 +422,9 @@ func (r *run) finish(answer *store.Message, usage llm.Usage) {
 		return
 	}
 	r.a.history.put(r.in.ThreadID, r.history)
+	if r.thread.Title == "" && !r.a.opts.Ephemeral {
+		r.a.title(r.in.ThreadID, r.in.Text, answer.Content)
+	}
 }
 
 func (r *run) fail(err error, userText string) {
@@ -378,12 +458,21 @@ func (r *run) stopped() {
 func (r *run) messages() []llm.Message {
 	out := make([]llm.Message, 0, len(r.history)+1)
 	out = append(out, llm.Message{Role: llm.RoleSystem, Content: r.a.prompt.Build(r.ctx, r.in)})
+	if r.summary != "" {
+		out = append(out, llm.Message{Role: llm.RoleUser, Content: "<conversation_summary>\nThe earlier part of this conversation, summarized:\n" + r.summary + "\n</conversation_summary>"})
+	}
 	for i, m := range r.history {
 		lm := toLLM(m)
 		if i == r.userIdx && r.turnCtx != "" {
 			lm.Content = r.turnCtx + "\n\n" + lm.Content
 		}
 		out = append(out, lm)
+	}
+	if len(r.images) > 0 {
+		out = append(out, llm.Message{Role: llm.RoleUser, Content: "The image(s) you asked to see with view_image:", Images: r.images})
+	}
+	if r.nudge != "" {
+		out = append(out, llm.Message{Role: llm.RoleUser, Content: r.nudge})
 	}
 	return out
 }
@@ -424,14 +513,21 @@ func resetStream(ctx context.Context) {
 	}
 }
 
-// toolSpecs is what the model is offered: every tool, or those of allowed.
-func toolSpecs(reg *tools.Registry, allowed []string) []llm.ToolSpec {
+// toolSpecs is what the model is offered: every tool, or those of allowed;
+// tools that need vision only to models that have it.
+func toolSpecs(reg *tools.Registry, allowed []string, vision bool) []llm.ToolSpec {
 	specs := reg.Specs()
 	out := make([]llm.ToolSpec, 0, len(specs))
 	for _, s := range specs {
-		if len(allowed) == 0 || slices.Contains(allowed, s.Name) {
-			out = append(out, llm.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
+		if len(allowed) > 0 && !slices.Contains(allowed, s.Name) {
+			continue
 		}
+		if t, ok := reg.Get(s.Name); ok && !vision {
+			if v, ok := t.(tools.Visual); ok && v.NeedsVision() {
+				continue
+			}
+		}
+		out = append(out, llm.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
 	}
 	return out
 }

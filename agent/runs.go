@@ -87,6 +87,12 @@ func (a *Agent) StopAll(ctx context.Context, cause error) {
 			return
 		}
 	}
+	bg := make(chan struct{})
+	go func() { a.bg.Wait(); close(bg) }()
+	select {
+	case <-bg:
+	case <-ctx.Done():
+	}
 }
 
 // Running returns the number of active runs.

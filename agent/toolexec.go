@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/deerflow/deerflow/llm"
@@ -37,6 +38,15 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 		batch[i] = call.Name
 		r.emit(Event{Kind: EventToolStart, Tool: acts[i]})
 	}
+	var attach func(string, []byte)
+	if r.model.Vision {
+		var mu sync.Mutex
+		attach = func(mime string, data []byte) {
+			mu.Lock()
+			r.images = append(r.images, llm.Image{MIME: mime, Data: data})
+			mu.Unlock()
+		}
+	}
 	workspace := r.in.Workspace
 	if workspace == "" {
 		workspace = r.in.ThreadID
@@ -44,7 +54,7 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 	for i, call := range calls {
 		env := &tools.Env{
 			ThreadID: workspace, RunID: r.in.RunID, ChatKey: r.in.ChatKey, UserID: r.in.UserID, CallID: call.ID,
-			Model: r.model.Name, Turn: turn, Batch: batch, Index: i,
+			Model: r.model.Name, Turn: turn, Batch: batch, Index: i, Attach: attach,
 			Emit: func(e tools.Event) {
 				select {
 				case evs <- Event{Kind: EventTool, Custom: &e, Tool: acts[i]}:

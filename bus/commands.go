@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -141,7 +142,9 @@ func (b *Bus) cmdStatus(ctx context.Context, in *Inbound) error {
 		t = &store.Thread{ID: threadID}
 	}
 	var count int
+	var today int64
 	b.opts.Store.View(func(tx *store.Tx) error {
+		today = agent.DailyTokens(tx, key, b.opts.Now())
 		count, err = tx.MessageCount(threadID)
 		return err
 	})
@@ -160,6 +163,11 @@ func (b *Bus) cmdStatus(ctx context.Context, in *Inbound) error {
 		fmt.Fprintf(&sb, " — %s", t.Title)
 	}
 	fmt.Fprintf(&sb, "\nMessages: %d\nModel: %s (%s)\n", count, model.Name, model.ID)
+	fmt.Fprintf(&sb, "Tokens: %d in this thread (%d in, %d out)", t.PromptTokens+t.CompletionTokens, t.PromptTokens, t.CompletionTokens)
+	if budget := b.opts.Agent.DailyTokenBudget(); budget > 0 {
+		fmt.Fprintf(&sb, "; today %d of %d in this conversation", today, budget)
+	}
+	sb.WriteString("\n")
 	switch r, ok := b.opts.Agent.Active(threadID); {
 	case ok && busy:
 		fmt.Fprintf(&sb, "Run: working for %s\n", b.opts.Now().Sub(r.Started).Round(time.Second))

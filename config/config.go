@@ -76,6 +76,8 @@ type Model struct {
 	// SendReasoning echoes stored reasoning_content back to the provider in
 	// later requests. Some providers require it, others reject it.
 	SendReasoning bool `yaml:"send_reasoning"`
+	// SupportsVision: the model takes images; view_image is offered.
+	SupportsVision bool `yaml:"supports_vision"`
 }
 
 // Agent configures the lead agent.
@@ -84,6 +86,33 @@ type Agent struct {
 	MaxTurns           int    `yaml:"max_turns"`            // model calls per run; default 100
 	ToolTimeoutSeconds int    `yaml:"tool_timeout_seconds"` // per tool call; default 600
 	Soul               string `yaml:"soul"`                 // extra persona text added to the system prompt
+	// TitleModel names threads after their first exchange (a models[].name);
+	// empty titles them with the start of the first message.
+	TitleModel string `yaml:"title_model"`
+	// DailyTokenBudget caps the tokens one conversation may use per UTC
+	// day; 0 means no cap.
+	DailyTokenBudget int64         `yaml:"daily_token_budget"`
+	Summarization    Summarization `yaml:"summarization"`
+	LoopDetection    LoopDetection `yaml:"loop_detection"`
+}
+
+// Summarization configures folding long conversations into a summary.
+type Summarization struct {
+	Enabled         bool    `yaml:"enabled"`          // default true (only when the key is absent)
+	TriggerTokens   int     `yaml:"trigger_tokens"`   // default 32000
+	TriggerFraction float64 `yaml:"trigger_fraction"` // of the model's context_window, when set; default 0.8
+	KeepMessages    int     `yaml:"keep_messages"`    // default 10
+	Model           string  `yaml:"model"`            // a models[].name; empty = the conversation's model
+}
+
+// LoopDetection configures when repeated tool calls are warned about and
+// stopped.
+type LoopDetection struct {
+	Window      int `yaml:"window"`       // recent tool-calling responses compared; default 20
+	WarnRepeats int `yaml:"warn_repeats"` // default 3
+	StopRepeats int `yaml:"stop_repeats"` // default 5
+	ToolWarn    int `yaml:"tool_warn"`    // calls of one tool per message; default 30
+	ToolStop    int `yaml:"tool_stop"`    // default 50
 }
 
 // Router configures per-conversation queuing.

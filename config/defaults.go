@@ -57,6 +57,20 @@ func (c *Config) applyDefaults(lookup lookupFunc) {
 	num(&c.Agent.MaxTurns, 100)
 	num(&c.Agent.ToolTimeoutSeconds, 600)
 	num(&c.Router.MaxQueued, 20)
+	if !c.given("agent.summarization.enabled") {
+		c.Agent.Summarization.Enabled = true
+	}
+	num(&c.Agent.Summarization.TriggerTokens, 32000)
+	if c.Agent.Summarization.TriggerFraction == 0 {
+		c.Agent.Summarization.TriggerFraction = 0.8
+	}
+	num(&c.Agent.Summarization.KeepMessages, 10)
+	ld := &c.Agent.LoopDetection
+	num(&ld.Window, 20)
+	num(&ld.WarnRepeats, 3)
+	num(&ld.StopRepeats, 5)
+	num(&ld.ToolWarn, 30)
+	num(&ld.ToolStop, 50)
 
 	// Tokens come from the environment when not written, but a channel
 	// starts only when enabled.

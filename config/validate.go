@@ -70,6 +70,19 @@ func (v *validator) between(key string, n, lo, hi int) {
 	}
 }
 
+// modelName checks that name, when set, is one of the models.
+func (v *validator) modelName(key, name string) {
+	if name == "" {
+		return
+	}
+	for _, m := range v.c.Models {
+		if m.Name == name {
+			return
+		}
+	}
+	v.fail(key, "no model is named %q in models", name)
+}
+
 func (v *validator) nonNegative(key string, n int) {
 	if n < 0 {
 		v.fail(key, "must not be negative, got %d", n)
@@ -90,6 +103,25 @@ func (v *validator) basics() {
 	v.required("agent.name", c.Agent.Name)
 	v.between("agent.max_turns", c.Agent.MaxTurns, 1, 1000)
 	v.nonNegative("agent.tool_timeout_seconds", c.Agent.ToolTimeoutSeconds)
+	if c.Agent.DailyTokenBudget < 0 {
+		v.fail("agent.daily_token_budget", "must not be negative, got %d", c.Agent.DailyTokenBudget)
+	}
+	v.modelName("agent.title_model", c.Agent.TitleModel)
+	sm := c.Agent.Summarization
+	v.nonNegative("agent.summarization.trigger_tokens", sm.TriggerTokens)
+	if sm.TriggerFraction <= 0 || sm.TriggerFraction >= 1 {
+		v.fail("agent.summarization.trigger_fraction", "must be between 0 and 1 (exclusive), got %g", sm.TriggerFraction)
+	}
+	v.nonNegative("agent.summarization.keep_messages", sm.KeepMessages)
+	v.modelName("agent.summarization.model", sm.Model)
+	ld := c.Agent.LoopDetection
+	v.nonNegative("agent.loop_detection.window", ld.Window)
+	if ld.WarnRepeats >= ld.StopRepeats {
+		v.fail("agent.loop_detection.warn_repeats", "must be below stop_repeats (%d), got %d", ld.StopRepeats, ld.WarnRepeats)
+	}
+	if ld.ToolWarn >= ld.ToolStop {
+		v.fail("agent.loop_detection.tool_warn", "must be below tool_stop (%d), got %d", ld.ToolStop, ld.ToolWarn)
+	}
 	v.between("router.max_queued", c.Router.MaxQueued, 1, 10000)
 	v.required("console.user", c.Console.User)
 	v.oneOf("memory.scope", c.Memory.Scope, "user", "chat")
@@ -212,10 +244,6 @@ func (v *validator) limits() {
 	v.between("subagents.max_per_run", s.MaxPerRun, 1, 50)
 	v.nonNegative("subagents.max_running", s.MaxRunning)
 	v.nonNegative("subagents.timeout_seconds", s.TimeoutSeconds)
-	models := map[string]bool{}
-	for _, m := range v.c.Models {
-		models[m.Name] = true
-	}
 	seen := map[string]bool{}
 	for i, t := range s.Types {
 		k := index("subagents.types", i)
@@ -229,9 +257,7 @@ func (v *validator) limits() {
 		}
 		seen[t.Name] = true
 		v.required(k+".description", t.Description)
-		if t.Model != "" && !models[t.Model] {
-			v.fail(k+".model", "no model is named %q in models", t.Model)
-		}
+		v.modelName(k+".model", t.Model)
 		for j, name := range t.Tools {
 			if name == "task" {
 				v.fail(index(k+".tools", j), "subagents cannot delegate: task is never given to them")

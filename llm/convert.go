@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -62,6 +63,20 @@ func (c *Client) convert(req *Request, model string) (openai.ChatCompletionReque
 
 func (c *Client) message(m *Message) openai.ChatCompletionMessage {
 	om := openai.ChatCompletionMessage{Role: string(m.Role), Content: m.Content}
+	if len(m.Images) > 0 && m.Role == RoleUser {
+		// A user message with images goes as content parts: the text,
+		// then each image inline as a data URL.
+		om.Content = ""
+		if m.Content != "" {
+			om.MultiContent = append(om.MultiContent, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: m.Content})
+		}
+		for _, img := range m.Images {
+			om.MultiContent = append(om.MultiContent, openai.ChatMessagePart{
+				Type:     openai.ChatMessagePartTypeImageURL,
+				ImageURL: &openai.ChatMessageImageURL{URL: "data:" + img.MIME + ";base64," + base64.StdEncoding.EncodeToString(img.Data), Detail: openai.ImageURLDetailAuto},
+			})
+		}
+	}
 	switch m.Role {
 	case RoleTool:
 		om.ToolCallID = m.ToolCallID

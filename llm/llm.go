@@ -33,6 +33,14 @@ type Message struct {
 	// and the tool's name.
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	Name       string `json:"name,omitempty"`
+	// Images go with a user message to models that see images.
+	Images []Image `json:"-"`
+}
+
+// Image is an image given to the model inline.
+type Image struct {
+	MIME string // image/png, image/jpeg, image/gif or image/webp
+	Data []byte
 }
 
 // ToolCall is one function call requested by the model. Arguments is the raw
@@ -136,4 +144,19 @@ func JSONObject(text string) (obj string, ok bool) {
 		return "", false
 	}
 	return text[start : end+1], true
+}
+
+// Tokens estimates the tokens of s offline: about four characters a token
+// for ASCII text, one a character for other scripts (CJK runs close to
+// that), rounded up. Good enough for budgets; not a tokenizer.
+func Tokens(s string) int {
+	ascii, other := 0, 0
+	for _, r := range s {
+		if r < 0x80 {
+			ascii++
+		} else {
+			other++
+		}
+	}
+	return (ascii+3)/4 + other
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -80,20 +81,7 @@ func ordered(facts []store.Fact) []store.Fact {
 	return out
 }
 
-// tokens estimates the tokens of s offline: about four characters a token
-// for ASCII text, one a character for other scripts (CJK text runs close
-// to that), rounded up.
-func tokens(s string) int {
-	ascii, other := 0, 0
-	for _, r := range s {
-		if r < 0x80 {
-			ascii++
-		} else {
-			other++
-		}
-	}
-	return (ascii+3)/4 + other
-}
+func tokens(s string) int { return llm.Tokens(s) }
 
 // listing is /memory's view: summaries and facts numbered in the order
 // they were learnt (the numbers /memory forget takes).

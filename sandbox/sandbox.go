@@ -198,7 +198,7 @@ func within(p, dir string) bool {
 func (m *Manager) Tools() []tools.Tool {
 	ts := []tools.Tool{
 		m.lsTool(), m.readFileTool(), m.writeFileTool(), m.strReplaceTool(),
-		m.globTool(), m.grepTool(), m.presentFilesTool(),
+		m.globTool(), m.grepTool(), m.presentFilesTool(), m.viewImageTool(),
 	}
 	if m.offered != bashOff {
 		ts = append(ts, m.bashTool())

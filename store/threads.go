@@ -18,6 +18,12 @@ type Thread struct {
 	Created time.Time `json:"created,omitzero"`
 	Updated time.Time `json:"updated,omitzero"`
 	Summary string    `json:"summary,omitempty"` // summary of the messages it replaces
+	// SummarySeq is the last message the summary covers: the model sees
+	// the summary, then the messages after it.
+	SummarySeq uint64 `json:"summary_seq,omitempty"`
+	// Tokens used by the thread's runs, in total.
+	PromptTokens     int64 `json:"prompt_tokens,omitempty"`
+	CompletionTokens int64 `json:"completion_tokens,omitempty"`
 	// Meta holds free-form values for features without a field of their own.
 	Meta map[string]string `json:"meta,omitempty"`
 }

@@ -22,6 +22,9 @@ type Env struct {
 	Turn  int
 	Batch []string
 	Index int
+	// Attach gives an image to the run's next model call (view_image).
+	// Nil when the run's model cannot see images.
+	Attach func(mime string, data []byte)
 	// Emit sends a progress event to whoever watches the run (the router,
 	// a subagent's parent). Nil means nobody listens.
 	Emit func(Event)

@@ -159,3 +159,15 @@ func Clip(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// Ender is implemented by tools whose successful call ends the run, its
+// result becoming the answer the person reads (ask_clarification).
+type Ender interface {
+	EndsRun() bool
+}
+
+// Visual is implemented by tools offered only to models that see images
+// (view_image).
+type Visual interface {
+	NeedsVision() bool
+}

@@ -96,6 +96,7 @@ func (a *app) wire() error {
 		}
 	}()
 	a.tools = tools.NewRegistry(sb.Tools()...)
+	a.tools.Add(tools.Clarify())
 	models := modelRefs(cfg, log)
 	if a.subagents, err = newSubagents(cfg, st, models, a.tools, sb, log); err != nil {
 		return err
@@ -115,13 +116,17 @@ func (a *app) wire() error {
 	sk := a.skills
 	p.SetSection(agent.SectionSkills, func(context.Context, *agent.Input) string { return sk.PromptSection() })
 	opts := agent.Options{
-		Store:       st,
-		Models:      models,
-		Tools:       a.tools,
-		Prompt:      p,
-		MaxTurns:    cfg.Agent.MaxTurns,
-		ToolTimeout: time.Duration(cfg.Agent.ToolTimeoutSeconds) * time.Second,
-		Logger:      log,
+		Store:            st,
+		Models:           models,
+		Tools:            a.tools,
+		Prompt:           p,
+		MaxTurns:         cfg.Agent.MaxTurns,
+		ToolTimeout:      time.Duration(cfg.Agent.ToolTimeoutSeconds) * time.Second,
+		Logger:           log,
+		Middlewares:      agent.Chain(loopLimits(cfg)),
+		Summarize:        summarizeOptions(cfg, models),
+		TitleModel:       modelNamed(models, cfg.Agent.TitleModel),
+		DailyTokenBudget: cfg.Agent.DailyTokenBudget,
 		AllowedTools: func(in *agent.Input) []string {
 			if in.Skill == "" {
 				return nil
@@ -162,6 +167,30 @@ func (a *app) wire() error {
 	}
 	a.bus, err = bus.New(bo)
 	return err
+}
+
+func loopLimits(cfg *config.Config) agent.LoopLimits {
+	ld := cfg.Agent.LoopDetection
+	return agent.LoopLimits{Window: ld.Window, WarnRepeats: ld.WarnRepeats, StopRepeats: ld.StopRepeats, ToolWarn: ld.ToolWarn, ToolStop: ld.ToolStop}
+}
+
+func summarizeOptions(cfg *config.Config, models []agent.ModelRef) *agent.Summarize {
+	sm := cfg.Agent.Summarization
+	if !sm.Enabled {
+		return nil
+	}
+	return &agent.Summarize{TriggerTokens: sm.TriggerTokens, Fraction: sm.TriggerFraction, Keep: sm.KeepMessages, Model: modelNamed(models, sm.Model)}
+}
+
+// modelNamed returns the model called name, or nil for "" (or an unknown
+// name, which validation has refused).
+func modelNamed(models []agent.ModelRef, name string) *agent.ModelRef {
+	for i := range models {
+		if name != "" && models[i].Name == name {
+			return &models[i]
+		}
+	}
+	return nil
 }
 
 // turnContext is what a run's user message comes with in the model's view:
@@ -347,6 +376,7 @@ func modelRefs(cfg *config.Config, log *slog.Logger) []agent.ModelRef {
 		refs = append(refs, agent.ModelRef{
 			Name: m.Name, ID: m.Model, Description: m.Description, Model: client,
 			MaxTokens: m.MaxTokens, Temperature: m.Temperature,
+			ContextWindow: m.ContextWindow, Vision: m.SupportsVision,
 		})
 	}
 	return refs
