@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"strings"
-	"sync"
 
 	"github.com/deerflow/deerflow/tools"
 )
@@ -28,9 +27,6 @@ type manageArgs struct {
 // maxSupportFile bounds one supporting file.
 const maxSupportFile = 1 << 20
 
-// writeMu serialises edits of custom skills.
-var writeMu sync.Mutex
-
 // Tool returns skill_manage, or nil when skill evolution is off.
 func (m *Manager) Tool() tools.Tool {
 	if !m.opts.Evolution || m.opts.CustomDir == "" {
@@ -46,8 +42,8 @@ func (m *Manager) manage(ctx context.Context, in manageArgs) (string, error) {
 	if !nameRe.MatchString(name) {
 		return "", &tools.ArgError{Tool: ManageTool, Msg: fmt.Sprintf("name %q must be lowercase letters, digits and hyphens (at most 64)", name)}
 	}
-	writeMu.Lock()
-	defer writeMu.Unlock()
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
 	if err := os.MkdirAll(m.opts.CustomDir, 0o755); err != nil {
 		return "", errors.New("the custom skills directory cannot be created")
 	}

@@ -37,6 +37,8 @@ type Manager struct {
 	opts Options
 	log  *slog.Logger
 
+	writeMu sync.Mutex // serialises skill_manage's edits
+
 	mu      sync.Mutex
 	skills  []*Skill // by name
 	states  map[string]store.SkillState
