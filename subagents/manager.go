@@ -160,15 +160,19 @@ func (m *Manager) kind(name string) (*kind, bool) {
 }
 
 // Tool returns the task tool for the lead agent.
-func (m *Manager) Tool() tools.Tool { return &taskTool{m: m} }
+func (m *Manager) Tool() tools.Tool { return &taskTool{m: m, spec: m.spec()} }
 
-type taskTool struct{ m *Manager }
+type taskTool struct {
+	m    *Manager
+	spec tools.Spec // fixed: the types do not change
+}
 
 // SelfTimed: a task has its own timeout, longer than a tool call's.
 func (t *taskTool) SelfTimed() bool { return true }
 
-func (t *taskTool) Spec() tools.Spec {
-	m := t.m
+func (t *taskTool) Spec() tools.Spec { return t.spec }
+
+func (m *Manager) spec() tools.Spec {
 	var sb strings.Builder
 	sb.WriteString("Delegate a self-contained task to a subagent, which works on it alone, in parallel with other task calls of the same response, and returns its final answer. The subagent sees nothing of this conversation: put everything it needs in prompt.\n\nTypes:")
 	for _, k := range m.types {
