@@ -53,26 +53,11 @@ func readFile(l loc, start, end int) (string, error) {
 		return "", fmt.Errorf("end_line (%d) is before start_line (%d)", end, start)
 	}
 	start = max(start, 1)
-	r, err := l.open()
+	f, st, err := l.openFile()
 	if err != nil {
 		return "", err
 	}
-	defer r.Close()
-	f, err := openRead(r, l.rel)
-	if err != nil {
-		return "", l.fail(err)
-	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", l.fail(err)
-	}
-	if st.IsDir() {
-		return "", fmt.Errorf("%s is a directory; use ls to see what it holds", l.path)
-	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", l.path)
-	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	if head, _ := br.Peek(sniffBytes); bytes.IndexByte(head, 0) >= 0 {
 		return "", fmt.Errorf("%s looks like a binary file (%s bytes); read_file shows text only. Inspect it with bash (file, xxd | head, or a converter)", l.path, thousands(int(st.Size())))
@@ -364,4 +349,32 @@ func (fl *fileLocks) lock(key string) (unlock func()) {
 		}
 		fl.mu.Unlock()
 	}
+}
+
+// openFile opens the regular file at l for reading (through its area's
+// os.Root, so no link leads out). The caller closes the file.
+func (l loc) openFile() (*os.File, os.FileInfo, error) {
+	r, err := l.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	f, err := openRead(r, l.rel)
+	if err != nil {
+		return nil, nil, l.fail(err)
+	}
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		err = l.fail(err)
+	case st.IsDir():
+		err = fmt.Errorf("%s is a directory; use ls to see what it holds", l.path)
+	case !st.Mode().IsRegular():
+		err = fmt.Errorf("%s is not a regular file", l.path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
 }

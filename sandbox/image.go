@@ -34,23 +34,11 @@ func (m *Manager) viewImageTool() tools.Tool {
 			if err != nil {
 				return "", err
 			}
-			r, err := l.open()
+			f, st, err := l.openFile()
 			if err != nil {
 				return "", err
 			}
-			defer r.Close()
-			f, err := openRead(r, l.rel)
-			if err != nil {
-				return "", l.fail(err)
-			}
 			defer f.Close()
-			st, err := f.Stat()
-			if err != nil {
-				return "", l.fail(err)
-			}
-			if st.IsDir() || !st.Mode().IsRegular() {
-				return "", fmt.Errorf("%s is not a file", l.path)
-			}
 			if st.Size() > maxImage {
 				return "", fmt.Errorf("%s is %d MB; images up to %d MB can be viewed", l.path, st.Size()>>20, maxImage>>20)
 			}
