@@ -225,11 +225,16 @@ type Tools struct {
 // WebFetch configures web_fetch.
 type WebFetch struct {
 	AllowPrivateAddresses bool `yaml:"allow_private_addresses"`
+	MaxChars              int  `yaml:"max_chars"`       // of the page returned; default 4096
+	TimeoutSeconds        int  `yaml:"timeout_seconds"` // default 20
 }
 
 // WebSearch configures web_search.
 type WebSearch struct {
-	Provider string `yaml:"provider"` // tavily | brave | searxng
+	Provider   string `yaml:"provider"`    // tavily | brave | searxng; empty: no web_search
+	APIKey     string `yaml:"api_key"`     // tavily, brave
+	URL        string `yaml:"url"`         // searxng: the instance; others: an API base URL other than the default
+	MaxResults int    `yaml:"max_results"` // default 5
 }
 
 // MCP configures Model Context Protocol servers.

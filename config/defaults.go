@@ -107,4 +107,7 @@ func (c *Config) applyDefaults(lookup lookupFunc) {
 	num(&c.Memory.DebounceSeconds, 30)
 
 	str(&c.Skills.Path, "./skills")
+	num(&c.Tools.WebFetch.MaxChars, 4096)
+	num(&c.Tools.WebFetch.TimeoutSeconds, 20)
+	num(&c.Tools.WebSearch.MaxResults, 5)
 }

@@ -100,6 +100,7 @@ func TestDefaults(t *testing.T) {
 		Subagents: Subagents{MaxPerResponse: 3, MaxPerRun: 6, MaxRunning: 16, TimeoutSeconds: 1800},
 		Memory:    Memory{Enabled: true, Scope: "user", DebounceSeconds: 30},
 		Skills:    Skills{Path: "./skills"},
+		Tools:     Tools{WebFetch: WebFetch{MaxChars: 4096, TimeoutSeconds: 20}, WebSearch: WebSearch{MaxResults: 5}},
 	}
 	c.src = nil
 	if !reflect.DeepEqual(*c, want) {

@@ -132,7 +132,24 @@ func (v *validator) basics() {
 			v.fail(index("skills.admins", i), `must be "channel:user id", such as telegram:123456789`)
 		}
 	}
-	v.oneOf("tools.web_search.provider", c.Tools.WebSearch.Provider, "", "tavily", "brave", "searxng")
+	ws := c.Tools.WebSearch
+	v.oneOf("tools.web_search.provider", ws.Provider, "", "tavily", "brave", "searxng")
+	switch ws.Provider {
+	case "tavily", "brave":
+		if strings.TrimSpace(ws.APIKey) == "" {
+			v.fail("tools.web_search.api_key", "required for the %s provider", ws.Provider)
+		}
+	case "searxng":
+		if ws.URL == "" {
+			v.fail("tools.web_search.url", "required for searxng: the instance's URL")
+		}
+	}
+	if ws.URL != "" {
+		v.httpURL("tools.web_search.url", ws.URL)
+	}
+	v.between("tools.web_search.max_results", ws.MaxResults, 1, 10)
+	v.nonNegative("tools.web_fetch.max_chars", c.Tools.WebFetch.MaxChars)
+	v.nonNegative("tools.web_fetch.timeout_seconds", c.Tools.WebFetch.TimeoutSeconds)
 }
 
 func (v *validator) models() {
@@ -268,6 +285,8 @@ func (v *validator) limits() {
 	}
 }
 
+var mcpName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
 var subagentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$`)
 
 func (v *validator) mcp() {
@@ -279,6 +298,8 @@ func (v *validator) mcp() {
 			v.fail(k+".name", "required")
 		case seen[s.Name]:
 			v.fail(k+".name", "duplicate server name %q", s.Name)
+		case !mcpName.MatchString(s.Name):
+			v.fail(k+".name", "must be letters, digits, - or _ (it prefixes the server's tool names)")
 		}
 		seen[s.Name] = true
 		switch {

@@ -23,7 +23,7 @@ sandbox:
   mounts: [{host_path: /srv, path: /mnt/data, read_only: true}]
 mcp:
   servers: [{name: a, command: a}, {name: b, url: "http://h/mcp"}]
-tools: {web_search: {provider: brave}}
+tools: {web_search: {provider: brave, api_key: k}}
 `, nil},
 		{"bad base_url", "models:\n  - model: m\n    base_url: ftp://x", []string{`config.yaml:3: models[0].base_url: must be an http(s) URL`}},
 		{"duplicate model", "models:\n  - model: a\n  - model: b\n    name: a\n", []string{`config.yaml:4: models[1].name: duplicate model name "a"`}},
@@ -117,6 +117,11 @@ subagents:
 			`config.yaml:9: mcp.servers[3].url: must be an http(s) URL`}},
 		{"web search provider", "tools:\n  web_search:\n    provider: google", []string{
 			`config.yaml:3: tools.web_search.provider: must be "", "tavily", "brave" or "searxng"`}},
+		{"web search needs", "tools:\n  web_search:\n    provider: brave\n    max_results: 11\n", []string{
+			`config.yaml:2: tools.web_search.api_key: required for the brave provider`,
+			`config.yaml:4: tools.web_search.max_results: must be between 1 and 10, got 11`}},
+		{"searxng needs a url", "tools:\n  web_search:\n    provider: searxng\n", []string{
+			`config.yaml:2: tools.web_search.url: required for searxng: the instance's URL`}},
 		{"log enums", "log:\n  level: verbose\n  format: xml", []string{
 			`config.yaml:2: log.level: must be "debug", "info", "warn" or "error"`,
 			`config.yaml:3: log.format: must be "text" or "json"`}},
