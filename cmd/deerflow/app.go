@@ -21,6 +21,7 @@ import (
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/subagents"
 	"github.com/deerflow/deerflow/tools"
+	"github.com/deerflow/deerflow/web"
 )
 
 // app is everything one deerflow process runs, wired from a Config.
@@ -97,6 +98,13 @@ func (a *app) wire() error {
 	}()
 	a.tools = tools.NewRegistry(sb.Tools()...)
 	a.tools.Add(tools.Clarify())
+	webTools, err := newWebTools(cfg)
+	if err != nil {
+		return err
+	}
+	for _, t := range webTools {
+		a.tools.Add(t)
+	}
 	models := modelRefs(cfg, log)
 	if a.subagents, err = newSubagents(cfg, st, models, a.tools, sb, log); err != nil {
 		return err
@@ -167,6 +175,25 @@ func (a *app) wire() error {
 	}
 	a.bus, err = bus.New(bo)
 	return err
+}
+
+// newWebTools builds web_fetch, and web_search when a provider is set.
+func newWebTools(cfg *config.Config) ([]tools.Tool, error) {
+	wf := cfg.Tools.WebFetch
+	out := []tools.Tool{web.FetchTool(web.FetchOptions{
+		AllowPrivate: wf.AllowPrivateAddresses,
+		MaxChars:     wf.MaxChars,
+		Timeout:      time.Duration(wf.TimeoutSeconds) * time.Second,
+	})}
+	ws := cfg.Tools.WebSearch
+	if ws.Provider == "" {
+		return out, nil
+	}
+	p, err := web.NewProvider(ws.Provider, ws.APIKey, ws.URL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("tools.web_search: %w", err)
+	}
+	return append(out, web.SearchTool(p, ws.MaxResults)), nil
 }
 
 func loopLimits(cfg *config.Config) agent.LoopLimits {

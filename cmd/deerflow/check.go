@@ -70,11 +70,26 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 			for _, t := range cfg.Subagents.Types {
 				types = append(types, t.Name)
 			}
+			if wt, err := newWebTools(cfg); err == nil {
+				for _, t := range wt {
+					reg.Add(t)
+				}
+			}
+			reg.Add(tools.Clarify())
 			names := append(reg.Names(), subagents.ToolName)
 			if cfg.SkillEvo.Enabled {
 				names = append(names, skills.ManageTool)
 			}
 			fmt.Fprintf(w, "tools\t%s\n", strings.Join(names, ", "))
+			fetch := "private and local addresses refused"
+			if cfg.Tools.WebFetch.AllowPrivateAddresses {
+				fetch = "private and local addresses ALLOWED"
+			}
+			search := "web_search off: set tools.web_search.provider (tavily, brave or searxng)"
+			if p := cfg.Tools.WebSearch.Provider; p != "" {
+				search = "web_search with " + p
+			}
+			fmt.Fprintf(w, "web\tweb_fetch (%s); %s\n", fetch, search)
 			all, problems := skills.List(cfg.Skills.Path)
 			var loaded []string
 			for _, s := range all {
