@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/llm"
+	"github.com/deerflow/deerflow/mcp"
 	"github.com/deerflow/deerflow/memory"
 	"github.com/deerflow/deerflow/sandbox"
 	"github.com/deerflow/deerflow/skills"
@@ -34,6 +36,8 @@ type app struct {
 	agent   *agent.Agent
 	bus     *bus.Bus
 
+	mcp         *mcp.Manager // nil without mcp.servers
+	mcpStop     context.CancelFunc
 	subagents   *subagents.Manager
 	memory      *memory.Manager // nil when memory.enabled is false
 	skills      *skills.Manager
@@ -157,6 +161,14 @@ func (a *app) wire() error {
 	if a.agent, err = agent.New(opts); err != nil {
 		return err
 	}
+	if len(cfg.MCP.Servers) > 0 {
+		// Servers connect in the background; their tools join the
+		// registry as they become known.
+		a.mcp = newMCP(cfg, sb, log)
+		ctx, cancel := context.WithCancel(context.Background())
+		a.mcpStop = cancel
+		a.mcp.Start(ctx, a.tools)
+	}
 	maxUpload := int64(cfg.Sandbox.MaxUploadMB) << 20
 	bo := bus.Options{
 		Store:     st,
@@ -175,6 +187,28 @@ func (a *app) wire() error {
 	}
 	a.bus, err = bus.New(bo)
 	return err
+}
+
+// newMCP builds the MCP client for cfg's servers; stdio servers run in
+// the sandbox when bubblewrap is there, with <data_dir>/mcp as their
+// writable directory.
+func newMCP(cfg *config.Config, sb *sandbox.Manager, log *slog.Logger) *mcp.Manager {
+	servers := make([]mcp.Server, len(cfg.MCP.Servers))
+	for i, s := range cfg.MCP.Servers {
+		servers[i] = mcp.Server{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers}
+	}
+	dir := filepath.Join(cfg.DataDir, "mcp")
+	return mcp.New(mcp.Options{
+		Servers: servers,
+		Wrap: func(cmd *exec.Cmd) (*exec.Cmd, error) {
+			out, isolated, err := sb.Isolate(cmd, dir)
+			if err == nil && !isolated {
+				log.Info("bubblewrap is not available; an MCP server runs unsandboxed", "command", cmd.Path)
+			}
+			return out, err
+		},
+		Logger: log,
+	})
 }
 
 // newWebTools builds web_fetch, and web_search when a provider is set.
@@ -299,6 +333,10 @@ func (a *app) shutdown(grace time.Duration) {
 	a.bus.Close(ctx, errShutdown)
 	if a.memory != nil {
 		a.memory.Flush(ctx) // the exchanges that have waited for quiet
+	}
+	if a.mcp != nil {
+		a.mcpStop()
+		a.mcp.Close()
 	}
 	if err := a.store.Close(); err != nil {
 		a.log.Error("closing store", "err", err)

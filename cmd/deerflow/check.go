@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/sandbox"
@@ -111,6 +114,24 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 		w.Flush()
 		fmt.Fprintf(stdout, "sandbox: %v\n", err)
 		return 1
+	}
+	if len(cfg.MCP.Servers) > 0 {
+		// Connect to each server once, in a scratch sandbox dir, and list
+		// its tools.
+		sb, err := newSandbox(cfg, scratch)
+		if err == nil {
+			m := newMCP(&config.Config{MCP: cfg.MCP, DataDir: scratch}, sb, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			for _, st := range m.Inventory(ctx) {
+				if st.Err != nil {
+					fmt.Fprintf(w, "mcp\t%s: unavailable: %v\n", st.Server, st.Err)
+				} else {
+					fmt.Fprintf(w, "mcp\t%s: %s\n", st.Server, strings.Join(st.Tools, ", "))
+				}
+			}
+			cancel()
+			m.Close()
+		}
 	}
 	w.Flush()
 	return 0

@@ -1,0 +1,264 @@
+// Package mcp offers the tools of Model Context Protocol servers to the
+// agent. Each configured server is run as a child process (stdio) or
+// reached over streamable HTTP; its tools are registered as
+// "<server>_<tool>" in a tools.Registry and forwarded to the server when
+// the model calls them.
+//
+// A server that fails to start, crashes or hangs never takes the agent
+// down: its tools fail with an error the model reads, and the server is
+// restarted in the background with exponential backoff.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/deerflow/deerflow/tools"
+)
+
+// Server is one MCP server to connect to: either Command (stdio) or URL
+// (streamable HTTP).
+type Server struct {
+	Name    string            // used as the tool prefix
+	Command string            // stdio: the program...
+	Args    []string          // ...and its arguments
+	Env     map[string]string // added to a minimal environment (PATH, HOME) — never the whole parent environment
+	URL     string            // ...or streamable HTTP endpoint
+	Headers map[string]string // sent with every HTTP request (auth)
+}
+
+// Options configures a Manager.
+type Options struct {
+	Servers []Server
+	// Wrap, when set, turns a stdio server's command into the one to run
+	// (deerflow passes a bubblewrap sandbox wrapper). nil: run it as is.
+	// The command given has its environment set and nothing else; if the
+	// returned one has a nil Env, the minimal environment is used for it.
+	Wrap         func(cmd *exec.Cmd) (*exec.Cmd, error)
+	CallTimeout  time.Duration // per tool call; default 60s
+	StartTimeout time.Duration // connect + initialize + list tools; default 30s
+	HTTPClient   *http.Client  // for URL servers; nil → a client with sane timeouts
+	Logger       *slog.Logger
+	// RestartBackoff is the first delay before reconnecting to a server
+	// that failed or crashed; it doubles on each consecutive failure up to
+	// a minute. Default 1s.
+	RestartBackoff time.Duration
+}
+
+const (
+	defaultCallTimeout  = 60 * time.Second
+	defaultStartTimeout = 30 * time.Second
+	defaultBackoff      = time.Second
+	maxBackoff          = time.Minute
+	maxResult           = 100_000 // bytes of a tool result
+	maxNameLen          = 64
+)
+
+// ServerTools is what Inventory found on one server: the names of its
+// tools as the agent sees them ("<server>_<tool>"), or the error.
+type ServerTools struct {
+	Server string
+	Tools  []string
+	Err    error
+}
+
+// Manager runs the configured MCP servers and keeps their tools in a
+// registry. It is safe for concurrent use.
+type Manager struct {
+	o      Options
+	log    *slog.Logger
+	http   *http.Client
+	ctx    context.Context // cancelled by Close (and by Start's context)
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	started bool
+	stop    func() bool // detaches Start's context
+	conns   []*conn
+	wg      sync.WaitGroup
+}
+
+// New returns a Manager for o; nothing runs until Start or Inventory.
+func New(o Options) *Manager {
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = defaultCallTimeout
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = defaultStartTimeout
+	}
+	if o.RestartBackoff <= 0 {
+		o.RestartBackoff = defaultBackoff
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = defaultHTTPClient()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Manager{o: o, log: log.With("component", "mcp"), http: hc, ctx: ctx, cancel: cancel}
+}
+
+// Start connects to every server in the background and adds each server's
+// tools to reg as "<server>_<tool>" as soon as they are known. It returns
+// at once. Cancelling ctx, like Close, stops everything; Close must still
+// be called to wait for that.
+func (m *Manager) Start(ctx context.Context, reg *tools.Registry) {
+	if reg == nil {
+		reg = tools.NewRegistry()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started || m.ctx.Err() != nil {
+		m.log.Warn("mcp: Start called twice or after Close; ignored")
+		return
+	}
+	m.started = true
+	m.stop = context.AfterFunc(ctx, m.cancel)
+	for _, s := range m.o.Servers {
+		c := newConn(m, s, reg)
+		m.conns = append(m.conns, c)
+		m.wg.Add(1)
+		go c.run()
+	}
+}
+
+// Close stops every server (killing stdio processes), removes their tools
+// from the registry and waits for all of it to finish. It is idempotent.
+func (m *Manager) Close() error {
+	m.cancel()
+	m.mu.Lock()
+	if m.stop != nil {
+		m.stop()
+	}
+	m.mu.Unlock()
+	m.wg.Wait()
+	if m.o.HTTPClient == nil {
+		m.http.CloseIdleConnections() // ours
+	}
+	return nil
+}
+
+// Inventory connects to each server once (in parallel), lists its tools
+// and disconnects: for `deerflow check`. It does not need Start.
+func (m *Manager) Inventory(ctx context.Context) []ServerTools {
+	out := make([]ServerTools, len(m.o.Servers))
+	var wg sync.WaitGroup
+	for i, s := range m.o.Servers {
+		out[i].Server = s.Name
+		wg.Go(func() {
+			c := newConn(m, s, nil)
+			d, err := c.dial(ctx)
+			if err != nil {
+				out[i].Err = err
+				return
+			}
+			for _, t := range d.tools {
+				out[i].Tools = append(out[i].Tools, toolName(c.prefix, t.Name))
+			}
+			d.close()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// sanitize replaces every character outside [a-zA-Z0-9_-] with '_'.
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// toolName is the registry name of a server's tool: "<server>_<tool>",
+// sanitised; names too long are cut and given a hash of the full name so
+// that they stay distinct.
+func toolName(prefix, tool string) string {
+	n := prefix + "_" + sanitize(tool)
+	if len(n) <= maxNameLen {
+		return n
+	}
+	h := fnv.New32a()
+	h.Write([]byte(n))
+	return fmt.Sprintf("%s_%08x", n[:maxNameLen-9], h.Sum32())
+}
+
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// inputSchema turns a tool's input schema as the SDK decoded it into an
+// object schema for the model.
+func inputSchema(v any) json.RawMessage {
+	var obj map[string]any
+	switch s := v.(type) {
+	case map[string]any:
+		obj = s
+	case nil:
+		return emptySchema
+	default:
+		b, err := json.Marshal(s)
+		if err != nil || json.Unmarshal(b, &obj) != nil {
+			return emptySchema
+		}
+	}
+	if obj == nil {
+		return emptySchema
+	}
+	cp := make(map[string]any, len(obj)+2)
+	for k, v := range obj {
+		cp[k] = v
+	}
+	delete(cp, "$schema") // some providers reject it
+	switch t := cp["type"]; t {
+	case nil:
+		cp["type"] = "object"
+	case "object":
+	default:
+		return emptySchema
+	}
+	if _, ok := cp["properties"].(map[string]any); !ok {
+		cp["properties"] = map[string]any{}
+	}
+	b, err := json.Marshal(cp)
+	if err != nil {
+		return emptySchema
+	}
+	return b
+}
+
+// spec is what the model is told about a server's tool.
+func spec(server, name string, t *sdk.Tool) tools.Spec {
+	desc := t.Description
+	if desc == "" {
+		desc = t.Title
+	}
+	return tools.Spec{
+		Name:        name,
+		Description: strings.TrimSpace("[" + server + "] " + desc),
+		Parameters:  inputSchema(t.InputSchema),
+	}
+}
+
+// backoff is the delay after the n-th consecutive failure (n ≥ 1).
+func backoff(base time.Duration, n int) time.Duration {
+	d := base
+	for i := 1; i < n && d < maxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxBackoff)
+}
