@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/tools"
@@ -32,28 +33,31 @@ type rule struct {
 	scripts bool // only in files under scripts/
 }
 
-var rules = []rule{
-	// Prompt injection and role overrides.
-	{re: regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(previous|prior|above|earlier|all|system|your)\b[^.\n]{0,20}\b(instructions?|prompts?|rules|guidelines)\b`), reason: "it tells the agent to ignore its instructions (prompt injection)"},
-	{re: regexp.MustCompile(`(?i)\byou are (now|no longer)\b|\bfrom now on,? you (are|will|must)\b|\bnew system prompt\b|\bdeveloper mode\b|\bjailbreak`), reason: "it tries to change who the agent is (role override)"},
-	{re: regexp.MustCompile(`(?im)^\s*(<\|?im_start\|?>\s*system|<\s*/?\s*system\s*>|\[system\]|###\s*system\b|system\s*:)`), reason: "it contains a fake system-message marker (role override)"},
-	{re: regexp.MustCompile(`(?i)\b(do not|don't|never)\b[^.\n]{0,30}\b(tell|inform|show|reveal)\b[^.\n]{0,20}\b(user|person|operator)\b`), reason: "it asks the agent to hide things from the person"},
-	// Credential exfiltration.
-	{re: regexp.MustCompile(`(?i)(curl|wget|fetch|http|nc|netcat)[^\n]{0,120}\$\{?[A-Z_]*(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)[A-Z_]*`), reason: "it sends a secret from the environment over the network (credential exfiltration)"},
-	{re: regexp.MustCompile(`(?i)(printenv|\benv\b|/proc/self/environ|\.ssh/|id_rsa|\.aws/credentials|\.netrc|/etc/shadow|\.git-credentials)[^\n]{0,80}\|\s*(curl|wget|nc|netcat|base64)`), reason: "it pipes credentials or the environment to another program (credential exfiltration)"},
-	{re: regexp.MustCompile(`(?i)\b(send|post|upload|exfiltrate|forward)\b[^.\n]{0,40}\b(api keys?|tokens?|passwords?|credentials|secrets|environment variables)\b`), reason: "it asks for secrets to be sent somewhere (credential exfiltration)"},
-	// Dangerous shell in scripts.
-	{re: regexp.MustCompile(`rm\s+-[a-zA-Z]*r[a-zA-Z]*f?[a-zA-Z]*\s+(--no-preserve-root\s+)?(/|~|\$HOME|/\*)(\s|$|;)`), reason: "the script deletes a whole file system or home directory", scripts: true},
-	{re: regexp.MustCompile(`(?i)(curl|wget)[^\n|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b`), reason: "the script runs code downloaded from the internet", scripts: true},
-	{re: regexp.MustCompile(`:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|\bmkfs(\.\w+)?\b|\bdd\s+[^\n]*of=/dev/|>\s*/dev/sd[a-z]|\bchmod\s+(-R\s+)?777\s+/`), reason: "the script can destroy the system (fork bomb, disk wipe, permissions)", scripts: true},
-	{re: regexp.MustCompile(`\b(nc|ncat|netcat)\b[^\n]*\s-e\s|/dev/tcp/[^\s]+|\bbash\s+-i\s*>&`), reason: "the script opens a reverse shell", scripts: true},
-	{re: regexp.MustCompile(`(?i)\bsudo\b|\bcrontab\b|/etc/(passwd|sudoers)|\bsystemctl\b`), reason: "the script changes the system (sudo, cron, services)", scripts: true},
-}
+// rules are compiled on first use: most processes never write a skill.
+var rules = sync.OnceValue(func() []rule {
+	return []rule{
+		// Prompt injection and role overrides.
+		{re: regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(previous|prior|above|earlier|all|system|your)\b[^.\n]{0,20}\b(instructions?|prompts?|rules|guidelines)\b`), reason: "it tells the agent to ignore its instructions (prompt injection)"},
+		{re: regexp.MustCompile(`(?i)\byou are (now|no longer)\b|\bfrom now on,? you (are|will|must)\b|\bnew system prompt\b|\bdeveloper mode\b|\bjailbreak`), reason: "it tries to change who the agent is (role override)"},
+		{re: regexp.MustCompile(`(?im)^\s*(<\|?im_start\|?>\s*system|<\s*/?\s*system\s*>|\[system\]|###\s*system\b|system\s*:)`), reason: "it contains a fake system-message marker (role override)"},
+		{re: regexp.MustCompile(`(?i)\b(do not|don't|never)\b[^.\n]{0,30}\b(tell|inform|show|reveal)\b[^.\n]{0,20}\b(user|person|operator)\b`), reason: "it asks the agent to hide things from the person"},
+		// Credential exfiltration.
+		{re: regexp.MustCompile(`(?i)(curl|wget|fetch|http|nc|netcat)[^\n]{0,120}\$\{?[A-Z_]*(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)[A-Z_]*`), reason: "it sends a secret from the environment over the network (credential exfiltration)"},
+		{re: regexp.MustCompile(`(?i)(printenv|\benv\b|/proc/self/environ|\.ssh/|id_rsa|\.aws/credentials|\.netrc|/etc/shadow|\.git-credentials)[^\n]{0,80}\|\s*(curl|wget|nc|netcat|base64)`), reason: "it pipes credentials or the environment to another program (credential exfiltration)"},
+		{re: regexp.MustCompile(`(?i)\b(send|post|upload|exfiltrate|forward)\b[^.\n]{0,40}\b(api keys?|tokens?|passwords?|credentials|secrets|environment variables)\b`), reason: "it asks for secrets to be sent somewhere (credential exfiltration)"},
+		// Dangerous shell in scripts.
+		{re: regexp.MustCompile(`rm\s+-[a-zA-Z]*r[a-zA-Z]*f?[a-zA-Z]*\s+(--no-preserve-root\s+)?(/|~|\$HOME|/\*)(\s|$|;)`), reason: "the script deletes a whole file system or home directory", scripts: true},
+		{re: regexp.MustCompile(`(?i)(curl|wget)[^\n|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b`), reason: "the script runs code downloaded from the internet", scripts: true},
+		{re: regexp.MustCompile(`:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|\bmkfs(\.\w+)?\b|\bdd\s+[^\n]*of=/dev/|>\s*/dev/sd[a-z]|\bchmod\s+(-R\s+)?777\s+/`), reason: "the script can destroy the system (fork bomb, disk wipe, permissions)", scripts: true},
+		{re: regexp.MustCompile(`\b(nc|ncat|netcat)\b[^\n]*\s-e\s|/dev/tcp/[^\s]+|\bbash\s+-i\s*>&`), reason: "the script opens a reverse shell", scripts: true},
+		{re: regexp.MustCompile(`(?i)\bsudo\b|\bcrontab\b|/etc/(passwd|sudoers)|\bsystemctl\b`), reason: "the script changes the system (sudo, cron, services)", scripts: true},
+	}
+})
 
 // scanStatic applies the rules to one file's content.
 func scanStatic(file, content string) (Verdict, bool) {
 	script := strings.HasPrefix(file, "scripts/")
-	for _, r := range rules {
+	for _, r := range rules() {
 		if r.scripts && !script {
 			continue
 		}

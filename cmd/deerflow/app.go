@@ -36,7 +36,8 @@ type app struct {
 	agent   *agent.Agent
 	bus     *bus.Bus
 
-	mcp         *mcp.Manager // nil without mcp.servers
+	unpacked    chan struct{} // closed once the built-in skills are on disk
+	mcp         *mcp.Manager  // nil without mcp.servers
 	mcpStop     context.CancelFunc
 	subagents   *subagents.Manager
 	memory      *memory.Manager // nil when memory.enabled is false
@@ -84,9 +85,16 @@ func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
 // subagents, memory, the agent and the bus.
 func (a *app) wire() error {
 	cfg, log, st := a.cfg, a.log, a.store
-	if err := skills.Extract(publicSkillsDir(cfg.DataDir)); err != nil {
-		return fmt.Errorf("unpacking the built-in skills: %w", err)
-	}
+	// The built-in skills are unpacked for the sandbox in the background
+	// (file by file, each replaced atomically): nothing at start needs
+	// them on disk, and a restart finds them unchanged.
+	a.unpacked = make(chan struct{})
+	go func() {
+		defer close(a.unpacked)
+		if err := skills.Extract(publicSkillsDir(cfg.DataDir)); err != nil {
+			log.Error("unpacking the built-in skills; /mnt/skills/public may be incomplete", "err", err)
+		}
+	}()
 	sb, err := newSandbox(cfg, cfg.DataDir)
 	if err != nil {
 		return err
@@ -337,6 +345,10 @@ func (a *app) shutdown(grace time.Duration) {
 	if a.mcp != nil {
 		a.mcpStop()
 		a.mcp.Close()
+	}
+	select {
+	case <-a.unpacked:
+	case <-ctx.Done():
 	}
 	if err := a.store.Close(); err != nil {
 		a.log.Error("closing store", "err", err)
