@@ -237,7 +237,7 @@ func TestClarificationEndsTheRun(t *testing.T) {
 		t.Errorf("the model was called %d times; the question must end the run", len(fake.Requests()))
 	}
 	collect(a, context.Background(), Input{ThreadID: "th_1", Text: "2"})
-	if got := roles2(fake.Requests()[1]); got != "system,user,assistant,tool,assistant,user" {
+	if got := fake.Requests()[1].Roles(); got != "system,user,assistant,tool,assistant,user" {
 		t.Errorf("the answer's request = %s", got)
 	}
 	if got := storedRoles(t, st, "th_1"); got != "user,assistant,tool,assistant,user,assistant" {
@@ -252,14 +252,6 @@ func TestClarificationEndsTheRun(t *testing.T) {
 	if got := evs[len(evs)-1]; got.Text != "Never mind." {
 		t.Errorf("after a bad clarification call: %q", got.Text)
 	}
-}
-
-func roles2(r fakeopenai.Request) string {
-	var s []string
-	for _, m := range r.Messages {
-		s = append(s, m.Role)
-	}
-	return strings.Join(s, ",")
 }
 
 func TestTitles(t *testing.T) {

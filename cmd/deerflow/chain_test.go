@@ -37,7 +37,7 @@ func TestConsoleClarificationRoundTrip(t *testing.T) {
 	s.say("2")
 	s.screen.waitFor(t, "You chose 2; it is sunny there.", 1)
 	last := model.Requests()[len(model.Requests())-1]
-	if got := roles(last); got != "system,user,assistant,tool,assistant,user" {
+	if got := last.Roles(); got != "system,user,assistant,tool,assistant,user" {
 		t.Errorf("the answer continued with %s", got)
 	}
 	if !strings.Contains(last.Messages[4].Content, "1. Oslo\n2. Bergen") {
@@ -65,7 +65,7 @@ func TestTelegramClarificationInAGroup(t *testing.T) {
 	tg.PushMessage(faketelegram.ReplyTo(faketelegram.Group(group, ann, "Bergen"), q.Message))
 	run.waitFinal(tg, group.ID, "You chose Bergen")
 	last := model.Requests()[len(model.Requests())-1]
-	if got := roles(last); got != "system,user,assistant,tool,assistant,user" {
+	if got := last.Roles(); got != "system,user,assistant,tool,assistant,user" {
 		t.Errorf("the answer continued with %s", got)
 	}
 }

@@ -132,14 +132,6 @@ func weatherTool() tools.Tool {
 	})
 }
 
-func roles(req fakeopenai.Request) string {
-	var s []string
-	for _, m := range req.Messages {
-		s = append(s, m.Role)
-	}
-	return strings.Join(s, ",")
-}
-
 func TestChatMultiTurnWithTools(t *testing.T) {
 	fake := fakeopenai.New(t)
 	fake.Key = "test-key"
@@ -172,7 +164,7 @@ func TestChatMultiTurnWithTools(t *testing.T) {
 	if r := second[len(second)-1]; r.Role != "tool" || r.Content != "sunny in Oslo" || r.ToolCallID != "call_2" {
 		t.Errorf("second request ends with %+v", r)
 	}
-	if got := roles(reqs[2]); got != "system,user,assistant,tool,tool,assistant,user" {
+	if got := reqs[2].Roles(); got != "system,user,assistant,tool,tool,assistant,user" {
 		t.Errorf("third request roles = %s", got)
 	}
 	if !strings.Contains(reqs[0].Messages[0].Content, "<role>") {
@@ -191,7 +183,7 @@ func TestChatNewStartsFreshThread(t *testing.T) {
 	s.say("what number?")
 	s.screen.waitFor(t, "fresh answer", 1)
 	reqs := fake.Requests()
-	if got := roles(reqs[1]); got != "system,user" {
+	if got := reqs[1].Roles(); got != "system,user" {
 		t.Errorf("after /new the model saw %s", got)
 	}
 }
@@ -212,7 +204,7 @@ func TestChatRestartKeepsHistory(t *testing.T) {
 	s.screen.waitFor(t, "Your name is Ann.", 1)
 	reqs := fake.Requests()
 	last := reqs[len(reqs)-1]
-	if got := roles(last); got != "system,user,assistant,user" {
+	if got := last.Roles(); got != "system,user,assistant,user" {
 		t.Fatalf("after restart the model saw %s", got)
 	}
 	if last.Messages[1].Content != "my name is Ann" || last.Messages[2].Content != "Nice to meet you, Ann." {
@@ -242,7 +234,7 @@ func TestChatQueuesMessageDuringRun(t *testing.T) {
 		t.Errorf("answers out of order:\n%s", out)
 	}
 	second := fake.Requests()[1]
-	if got := roles(second); got != "system,user,assistant,user" || second.Messages[3].Content != "two" {
+	if got := second.Roles(); got != "system,user,assistant,user" || second.Messages[3].Content != "two" {
 		t.Errorf("second run saw %s", got)
 	}
 }

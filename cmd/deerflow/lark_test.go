@@ -77,7 +77,7 @@ func TestLarkP2PConversation(t *testing.T) {
 		Content: `{"title":"","content":[[{"tag":"text","text":"who am "},{"tag":"text","text":"I?"}]]}`})
 	waitCard(t, lk, "oc_p2p", "You are Ann.")
 	reqs := model.Requests()
-	if got := roles(reqs[1]); got != "system,user,assistant,user" || reqs[1].Last().Content != "who am I?" {
+	if got := reqs[1].Roles(); got != "system,user,assistant,user" || reqs[1].Last().Content != "who am I?" {
 		t.Errorf("second turn saw %s / %q", got, reqs[1].Last().Content)
 	}
 	if codes := lk.EventAcks(ev); len(codes) == 0 || codes[0] != 200 {
@@ -117,13 +117,13 @@ func TestLarkGroupMentionsRepliesAndTopics(t *testing.T) {
 	if reqs[0].Last().Content != "what is 2+2?" {
 		t.Errorf("mention not stripped: %q", reqs[0].Last().Content)
 	}
-	if got := roles(reqs[1]); got != "system,user,assistant,user" {
+	if got := reqs[1].Roles(); got != "system,user,assistant,user" {
 		t.Errorf("the reply to the card saw %s", got)
 	}
-	if got := roles(reqs[2]); got != "system,user" {
+	if got := reqs[2].Roles(); got != "system,user" {
 		t.Errorf("the new topic saw %s", got)
 	}
-	if got := roles(reqs[3]); got != "system,user,assistant,user" {
+	if got := reqs[3].Roles(); got != "system,user,assistant,user" {
 		t.Errorf("the topic's second message saw %s", got)
 	}
 }

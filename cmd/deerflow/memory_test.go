@@ -96,7 +96,7 @@ func TestTelegramMemoryAcrossConversations(t *testing.T) {
 	tg.PushMessage(faketelegram.Private(ann, "suggest a dinner"))
 	run.waitFinal(tg, ann.ID, "ok: suggest a dinner")
 	req := model.lastLead()
-	if got := roles(req); got != "system,user" {
+	if got := req.Roles(); got != "system,user" {
 		t.Fatalf("the new conversation saw %s", got)
 	}
 	user := req.Last().Content

@@ -231,7 +231,7 @@ func TestStopKillsRunningCommand(t *testing.T) {
 	s.screen.waitFor(t, "ready again", 1)
 	// The stopped call has a result, so the history stays valid for the
 	// model (the strict fake would have refused it otherwise).
-	if got := roles(fake.Requests()[1]); got != "system,user,assistant,tool,user" {
+	if got := fake.Requests()[1].Roles(); got != "system,user,assistant,tool,user" {
 		t.Errorf("after stop the model saw %s", got)
 	}
 }

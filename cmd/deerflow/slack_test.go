@@ -80,7 +80,7 @@ func TestSlackDirectMessage(t *testing.T) {
 	// A later message in the thread continues the conversation.
 	sl.Message("D1", "im", "U1", "are you there?", ts)
 	waitPosted(t, sl, "D1", "Still here.", true)
-	if got := roles(model.Requests()[1]); got != "system,user,assistant,user" {
+	if got := model.Requests()[1].Roles(); got != "system,user,assistant,user" {
 		t.Errorf("thread follow-up saw %s", got)
 	}
 	// The bot's own posts came back as events and were ignored.
@@ -113,10 +113,10 @@ func TestSlackMentionAnsweredOnceAndThreadContinues(t *testing.T) {
 		}
 		t.Fatalf("the model ran for %q; want each addressed message once", got)
 	}
-	if got := roles(reqs[1]); got != "system,user,assistant,user" {
+	if got := reqs[1].Roles(); got != "system,user,assistant,user" {
 		t.Errorf("the thread reply saw %s", got)
 	}
-	if got := roles(reqs[2]); got != "system,user" {
+	if got := reqs[2].Roles(); got != "system,user" {
 		t.Errorf("a new mention saw %s", got)
 	}
 	// Every envelope was acknowledged.

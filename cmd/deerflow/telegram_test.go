@@ -154,7 +154,7 @@ func TestTelegramPrivateConversation(t *testing.T) {
 	}
 	tg.PushMessage(faketelegram.Private(ann, "what is my name?"))
 	run.waitFinal(tg, ann.ID, "You told me your name")
-	if got := roles(model.Requests()[1]); got != "system,user,assistant,user" {
+	if got := model.Requests()[1].Roles(); got != "system,user,assistant,user" {
 		t.Errorf("second turn saw %s", got)
 	}
 	var names []string
@@ -202,10 +202,10 @@ func TestTelegramGroupMentionsAndReplyChains(t *testing.T) {
 	if len(reqs) != 3 {
 		t.Fatalf("the model got %d requests, want 3 (unaddressed messages must be ignored)", len(reqs))
 	}
-	if got := roles(reqs[1]); got != "system,user,assistant,user" {
+	if got := reqs[1].Roles(); got != "system,user,assistant,user" {
 		t.Errorf("the reply saw %s, want the first exchange before it", got)
 	}
-	if got := roles(reqs[2]); got != "system,user" {
+	if got := reqs[2].Roles(); got != "system,user" {
 		t.Errorf("the fresh mention saw %s, want a new conversation", got)
 	}
 	if reqs[0].Last().Content != "what is 2+2?" {
@@ -240,10 +240,10 @@ func TestTelegramForumTopics(t *testing.T) {
 		t.Errorf("a General message was answered in thread %d", m.ThreadID)
 	}
 	reqs := model.Requests()
-	if got := roles(reqs[2]); got != "system,user,assistant,user" {
+	if got := reqs[2].Roles(); got != "system,user,assistant,user" {
 		t.Errorf("topic 7's second message saw %s", got)
 	}
-	if got := roles(reqs[1]); got != "system,user" {
+	if got := reqs[1].Roles(); got != "system,user" {
 		t.Errorf("topic 9 saw %s; topics must not share a conversation", got)
 	}
 	for _, c := range tg.CallsOf("sendChatAction") {

@@ -272,3 +272,13 @@ func unanswered(i int, ids []string) *apiError {
 		"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s",
 		strings.Join(ids, ", "))
 }
+
+// Roles lists the roles of the request's messages, comma-separated
+// ("system,user,assistant,tool"), for asserting a conversation's shape.
+func (r Request) Roles() string {
+	s := make([]string, len(r.Messages))
+	for i, m := range r.Messages {
+		s[i] = m.Role
+	}
+	return strings.Join(s, ",")
+}
