@@ -61,6 +61,7 @@ type run struct {
 	state   map[string]any // middlewares' per-run values (RunState)
 	userIdx int            // the run's user message in history
 	turnCtx string         // TurnContext's text, given with it
+	system  string         // the system prompt, built at the first model call
 
 	thread  *store.Thread
 	model   ModelRef
@@ -453,11 +454,21 @@ func (r *run) stopped() {
 	r.emit(Event{Kind: EventStopped, Err: cause})
 }
 
+// systemPrompt is built once per run: the sections do not change within
+// it, and a stable prompt keeps the provider's cache warm across its
+// model calls.
+func (r *run) systemPrompt() string {
+	if r.system == "" {
+		r.system = r.a.prompt.Build(r.ctx, r.in)
+	}
+	return r.system
+}
+
 // messages is the model's view of the thread: the system prompt, then the
 // history.
 func (r *run) messages() []llm.Message {
 	out := make([]llm.Message, 0, len(r.history)+1)
-	out = append(out, llm.Message{Role: llm.RoleSystem, Content: r.a.prompt.Build(r.ctx, r.in)})
+	out = append(out, llm.Message{Role: llm.RoleSystem, Content: r.systemPrompt()})
 	if r.summary != "" {
 		out = append(out, llm.Message{Role: llm.RoleUser, Content: "<conversation_summary>\nThe earlier part of this conversation, summarized:\n" + r.summary + "\n</conversation_summary>"})
 	}

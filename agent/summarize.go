@@ -58,7 +58,7 @@ func (r *run) requestTokens() int {
 // keptTokens estimates a request holding the history from index from on:
 // system prompt, turn context and those messages.
 func (r *run) keptTokens(from int) int {
-	n := llm.Tokens(r.a.prompt.Build(r.ctx, r.in)) + llm.Tokens(r.turnCtx)
+	n := llm.Tokens(r.systemPrompt()) + llm.Tokens(r.turnCtx)
 	for _, m := range r.history[from:] {
 		n += 4 + llm.Tokens(m.Content)
 		for _, tc := range m.ToolCalls {
