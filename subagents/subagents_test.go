@@ -374,9 +374,7 @@ func TestStopCancelsEverySubagentAndItsTools(t *testing.T) {
 	done := make(chan []agent.Event)
 	go func() { done <- h.run(context.Background(), "th_1", "go") }()
 	h.fake.WaitRequests(4)
-	for h.m.Running() != 3 {
-		time.Sleep(time.Millisecond)
-	}
+	testutil.WaitFor(t, func() bool { return h.m.Running() == 3 })
 	// Wait until all three commands run, then stop the lead's run.
 	testutil.WaitFor(t, func() bool { return h.fake.InFlight() == 0 })
 	time.Sleep(20 * time.Millisecond)
