@@ -252,14 +252,15 @@ func (b *Bus) Publish(ctx context.Context, in *Inbound) error {
 		return nil
 	}
 	if name, args, ok := parseCommand(in.Text); ok {
-		if skill := b.skill(name); skill != "" && args != "" {
+		skill := b.skill(name)
+		if skill != "" && args != "" {
 			in.Skill, in.Text = skill, args
 			return b.enqueue(ctx, in)
 		}
 		if _, dup, err := b.record(in, false); err != nil || dup {
 			return err
 		}
-		if skill := b.skill(name); skill != "" {
+		if skill != "" {
 			return b.reply(ctx, in, fmt.Sprintf("Tell me what to do with the %s skill: /%s <your task>.", skill, name))
 		}
 		return b.command(ctx, in, name, args)
