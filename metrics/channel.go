@@ -1,0 +1,91 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Channel records one chat channel's traffic. Get it once, when the
+// channel is built (Metrics.Channel), and keep it: its methods do no map
+// lookups and no allocation. A nil *Channel does nothing.
+type Channel struct {
+	m           *Metrics
+	inbound     prometheus.Counter
+	sent        [3][2]prometheus.Counter // sendKinds × ok, error
+	waits       prometheus.Counter
+	waitSeconds prometheus.Counter
+}
+
+// Channel returns the recorder of the channel called name ("telegram",
+// "slack", ...); nil when m is nil.
+func (m *Metrics) Channel(name string) *Channel {
+	if m == nil {
+		return nil
+	}
+	if c, ok := m.channels.Load(name); ok {
+		return c.(*Channel)
+	}
+	c := &Channel{
+		m:           m,
+		inbound:     m.inbound.WithLabelValues(name),
+		waits:       m.waits.WithLabelValues(name),
+		waitSeconds: m.waitSeconds.WithLabelValues(name),
+	}
+	for i, k := range sendKinds {
+		c.sent[i][0] = m.sent.WithLabelValues(name, k, "ok")
+		c.sent[i][1] = m.sent.WithLabelValues(name, k, "error")
+	}
+	got, _ := m.channels.LoadOrStore(name, c)
+	return got.(*Channel)
+}
+
+// Inbound counts a message from a person that the channel accepted.
+func (c *Channel) Inbound() {
+	if c == nil {
+		return
+	}
+	c.inbound.Inc()
+}
+
+// Sent counts one delivery to the platform of kind (SendMessage, SendEdit,
+// SendFile), failed when err is not nil (which also counts an ErrSend
+// error). Deliveries the channel does not make (text deltas it ignores)
+// are not counted.
+func (c *Channel) Sent(kind string, err error) {
+	if c == nil {
+		return
+	}
+	i := 0
+	switch kind {
+	case SendEdit:
+		i = 1
+	case SendFile:
+		i = 2
+	}
+	if err != nil {
+		c.sent[i][1].Inc()
+		c.m.Error(ErrSend)
+		return
+	}
+	c.sent[i][0].Inc()
+}
+
+// RateLimitWait counts a send that waited d for a rate limit (the
+// channel's own spacing, or the platform's retry-after). d ≤ 0 is not a
+// wait and is not counted.
+func (c *Channel) RateLimitWait(d time.Duration) {
+	if c == nil || d <= 0 {
+		return
+	}
+	c.waits.Inc()
+	c.waitSeconds.Add(d.Seconds())
+}
+
+// Error counts an error of kind (usually ErrChannel or ErrStore).
+func (c *Channel) Error(kind string) {
+	if c == nil {
+		return
+	}
+	c.m.Error(kind)
+}
