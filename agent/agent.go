@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/llm"
+	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
 )
@@ -81,6 +82,9 @@ type Options struct {
 	Ephemeral bool
 	Logger    *slog.Logger // nil: slog.Default()
 	Now       func() time.Time
+	// Metrics, when set, records each run's outcome and duration (an
+	// Ephemeral agent's as a subagent's), each model call and tool errors.
+	Metrics *metrics.Metrics
 }
 
 // Agent runs conversations. It is safe for concurrent use; runs of
@@ -192,4 +196,11 @@ type Input struct {
 	// user's message in the thread (for example to delete the message's
 	// copy in an intake queue, so it is handled exactly once).
 	OnBegin func(*store.Tx) error
+	// OnAnswer, when set, runs inside the transaction that stores this
+	// run's answer (after Options.OnAnswer), for example to record its
+	// delivery in an outbox. It may run more than once for one answer.
+	OnAnswer func(tx *store.Tx, answer string) error
+	// MessageID is the platform id of the message the run answers; it is
+	// kept with the run record (to reply to it after a restart).
+	MessageID string
 }

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/deerflow/deerflow/internal/logctx"
 	"github.com/deerflow/deerflow/llm"
+	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
 )
@@ -26,6 +29,11 @@ func (a *Agent) Run(ctx context.Context, in Input) iter.Seq2[Event, error] {
 		if in.RunID == "" {
 			in.RunID = NewID("run_")
 		}
+		if !a.opts.Ephemeral {
+			// Every line logged with the run's context names it (a
+			// subagent's lines name its lead's run and its task).
+			ctx = logctx.With(ctx, slog.String("run", in.RunID))
+		}
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
 		ar := &activeRun{id: in.RunID, started: a.opts.Now(), cancel: cancel, done: make(chan struct{})}
@@ -36,7 +44,7 @@ func (a *Agent) Run(ctx context.Context, in Input) iter.Seq2[Event, error] {
 		}
 		defer a.release(in.ThreadID, ar)
 		r := &run{a: a, in: &in, ctx: ctx, cancel: cancel, yield: yield, ar: ar}
-		r.exec()
+		r.measure()
 	}
 }
 
@@ -62,6 +70,8 @@ type run struct {
 	userIdx int            // the run's user message in history
 	turnCtx string         // TurnContext's text, given with it
 	system  string         // the system prompt, built at the first model call
+	outcome string         // how the run ended, for the metrics (noteEnd)
+	gate    bool           // the begin commit must land before the next event (see exec)
 
 	thread  *store.Thread
 	model   ModelRef
@@ -77,7 +87,12 @@ func (r *run) emit(ev Event) {
 	if r.gone {
 		return
 	}
+	if r.gate && ev.Kind != EventStarted {
+		r.gate = false
+		r.wait() // an error is kept in writeErr: the answer becomes a failure
+	}
 	ev.RunID, ev.ThreadID = r.in.RunID, r.in.ThreadID
+	r.noteEnd(&ev)
 	var err error
 	if ev.Kind == EventError {
 		err = ev.Err
@@ -97,6 +112,12 @@ func (r *run) exec() {
 		r.fail(err, "I couldn't load this conversation; please try again.")
 		return
 	}
+	// The message leaves its intake queue in the begin commit. The model
+	// is asked while it lands, but nothing the person can see (text, a
+	// tool call, an answer) comes out before it has: after a crash, a
+	// message either shows nothing of its run and runs again, or is known
+	// to have started (and is reported interrupted), never both.
+	r.gate = r.in.OnBegin != nil
 	r.emit(Event{Kind: EventStarted, Model: r.model.Name})
 	toolCtx := r.ctx
 	if f := r.a.opts.ToolContext; f != nil {
@@ -118,7 +139,7 @@ func (r *run) exec() {
 				r.stopped()
 				return
 			}
-			r.a.log.Warn("summarizing the conversation failed; going on without", "thread", r.in.ThreadID, "err", err)
+			r.a.log.WarnContext(r.ctx, "summarizing the conversation failed; going on without", "thread", r.in.ThreadID, "err", err)
 		}
 		req := &llm.Request{
 			Model:       r.model.ID,
@@ -176,6 +197,7 @@ func (r *run) exec() {
 		if text, ok := r.ending(calls, results); ok {
 			// A tool that ends the run (ask_clarification): its result is
 			// what the person reads, and their next message answers it.
+			r.outcome = metrics.Clarification
 			r.finish(&store.Message{Role: "assistant", Content: text, RunID: r.in.RunID, Time: r.a.opts.Now()}, r.usage)
 			return
 		}
@@ -280,7 +302,7 @@ func (r *run) begin() error {
 		} else if len(msgs) > 0 {
 			fromSeq = msgs[len(msgs)-1].Seq + 1
 		}
-		a.log.Info("repairing thread history", "thread", in.ThreadID, "from_seq", fromSeq, "messages", len(tail))
+		a.log.InfoContext(r.ctx, "repairing thread history", "thread", in.ThreadID, "from_seq", fromSeq, "messages", len(tail))
 		msgs = append(msgs[:from:from], tail...)
 	}
 	user := &store.Message{Role: "user", Content: in.Text, RunID: in.RunID, Time: now}
@@ -292,7 +314,7 @@ func (r *run) begin() error {
 	r.thread.Updated = now
 	r.rec = &store.Run{
 		ID: in.RunID, ThreadID: in.ThreadID, ChatKey: in.ChatKey, Model: r.model.Name,
-		Status: store.RunRunning, Started: now,
+		Status: store.RunRunning, Started: now, MessageID: in.MessageID, UserID: in.UserID,
 	}
 	thread, rec := *r.thread, *r.rec
 	r.write(func(tx *store.Tx) error {
@@ -355,6 +377,7 @@ func (r *run) wait() error {
 	if err != nil {
 		r.a.history.forget(r.in.ThreadID)
 		r.writeErr = err
+		r.a.opts.Metrics.Error(metrics.ErrStore)
 	}
 	return err
 }
@@ -412,14 +435,19 @@ func (r *run) finish(answer *store.Message, usage llm.Usage) {
 		return
 	}
 	r.endWith(store.RunDone, "", func(tx *store.Tx) error {
-		if r.a.opts.OnAnswer == nil {
-			return nil
+		if r.a.opts.OnAnswer != nil {
+			if err := r.a.opts.OnAnswer(tx, r.in, answer.Content); err != nil {
+				return err
+			}
 		}
-		return r.a.opts.OnAnswer(tx, r.in, answer.Content)
+		if r.in.OnAnswer != nil {
+			return r.in.OnAnswer(tx, answer.Content)
+		}
+		return nil
 	}, answer)
 	r.emit(Event{Kind: EventAnswer, Text: answer.Content, Model: r.model.Name, Usage: usage, Capped: r.capped})
 	if err := r.wait(); err != nil {
-		r.a.log.Error("saving the answer failed after it was delivered", "run", r.in.RunID, "thread", r.in.ThreadID, "err", err)
+		r.a.log.ErrorContext(r.ctx, "saving the answer failed after it was delivered", "thread", r.in.ThreadID, "err", err)
 		return
 	}
 	r.a.history.put(r.in.ThreadID, r.history)
@@ -429,12 +457,12 @@ func (r *run) finish(answer *store.Message, usage llm.Usage) {
 }
 
 func (r *run) fail(err error, userText string) {
-	r.a.log.Error("run failed", "run", r.in.RunID, "thread", r.in.ThreadID, "err", err)
+	r.a.log.ErrorContext(r.ctx, "run failed", "thread", r.in.ThreadID, "err", err)
 	r.a.history.forget(r.in.ThreadID)
 	if r.rec != nil {
 		r.end(store.RunError, err.Error())
 		if serr := r.wait(); serr != nil && serr != err {
-			r.a.log.Error("recording failed run", "run", r.in.RunID, "err", serr)
+			r.a.log.ErrorContext(r.ctx, "recording failed run", "err", serr)
 		}
 	}
 	r.emit(Event{Kind: EventError, Text: userText, Err: err})
@@ -447,7 +475,7 @@ func (r *run) stopped() {
 	}
 	r.end(status, "")
 	if err := r.wait(); err != nil {
-		r.a.log.Error("recording stopped run", "run", r.in.RunID, "err", err)
+		r.a.log.ErrorContext(r.ctx, "recording stopped run", "err", err)
 	} else {
 		r.a.history.put(r.in.ThreadID, r.history)
 	}
@@ -488,9 +516,9 @@ func (r *run) messages() []llm.Message {
 	return out
 }
 
-// callModel is the innermost ModelNext: it streams from the model, passing
-// deltas on as events.
-func (r *run) callModel(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+// streamModel streams one answer from the model, passing deltas on as
+// events (callModel wraps it).
+func (r *run) streamModel(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	for c, err := range r.model.Model.Stream(ctx, req) {
 		if err != nil {
 			return nil, err

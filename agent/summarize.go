@@ -142,7 +142,7 @@ func (r *run) compact() error {
 	r.summary = text
 	r.history = append([]*store.Message(nil), r.history[cut:]...)
 	r.userIdx -= cut
-	r.a.log.Info("summarized the conversation", "thread", id, "folded", cut, "through_seq", last, "limit", limit)
+	r.a.log.InfoContext(r.ctx, "summarized the conversation", "thread", id, "folded", cut, "through_seq", last, "limit", limit)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/llm"
+	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
 )
@@ -80,7 +81,10 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 			n++
 			call := calls[d.i]
 			if d.res.Err != nil {
-				r.a.log.Warn("tool failed", "run", r.in.RunID, "tool", call.Name, "err", d.res.Err)
+				r.a.log.WarnContext(r.ctx, "tool failed", "tool", call.Name, "err", d.res.Err)
+			}
+			if d.res.IsError {
+				r.a.opts.Metrics.Error(metrics.ErrTool)
 			}
 			content := d.res.Content
 			if content == "" {

@@ -45,17 +45,27 @@ type Inbound struct {
 	// Group is set when others than the sender and the bot see the
 	// conversation (a group or channel), so private things (a person's
 	// memory) are not shown there.
-	Group bool         `json:",omitempty"`
-	Files []Attachment `json:"-"` // files that came with the message
+	Group bool `json:",omitempty"`
+	// Files came with the message. They are stored with it (by Ref) and
+	// fetched into the thread's uploads when its turn comes.
+	Files []Attachment `json:",omitempty"`
 	Time  time.Time
 }
 
 // Attachment is a file a person sent. Open is called once, by the router,
-// to save it into the conversation's uploads.
+// to save it into the conversation's uploads. Ref is what the channel
+// needs to fetch it again after a restart (see Reattacher).
 type Attachment struct {
 	Name string
-	Size int64 // -1 when unknown
-	Open func() (io.ReadCloser, error)
+	Size int64                         // -1 when unknown
+	Ref  string                        `json:",omitempty"`
+	Open func() (io.ReadCloser, error) `json:"-"`
+}
+
+// Reattacher is implemented by senders whose attachments can be fetched
+// by Ref: a message stored with files before a restart gets them then.
+type Reattacher interface {
+	Reattach(ref string) func() (io.ReadCloser, error)
 }
 
 // ChatKey is the conversation's key: channel:chat[:topic].
@@ -160,6 +170,9 @@ type Options struct {
 	Memory Memory
 	// Skills routes "/<skill> task" and answers /skills; nil: no skills.
 	Skills Skills
+	// Reopen finds a presented file again for a delivery retried after a
+	// restart; nil: such files are not sent again.
+	Reopen Reopener
 }
 
 // Skills is what the router needs of the skills.
@@ -188,8 +201,15 @@ type Bus struct {
 	convs   map[string]*conv
 	closed  bool
 	live    map[uint64]bool // stored messages queued or running in this process
-	idle    *sync.Cond      // signalled when a conversation's worker exits
-	workers int
+	// inflight: outbox records being sent by this process, which the
+	// replay leaves alone.
+	inflight map[uint64]bool
+	pruned   time.Time // when old event ids were last forgotten
+
+	stopLoops context.CancelFunc // ends Start's background work
+	loops     sync.WaitGroup
+	idle      *sync.Cond // signalled when a conversation's worker exits
+	workers   int
 }
 
 // New returns a Bus.
@@ -207,12 +227,13 @@ func New(opts Options) (*Bus, error) {
 		opts.Now = time.Now
 	}
 	b := &Bus{
-		opts:    opts,
-		log:     opts.Logger,
-		started: opts.Now(),
-		senders: make(map[string]Sender),
-		convs:   make(map[string]*conv),
-		live:    make(map[uint64]bool),
+		opts:     opts,
+		log:      opts.Logger,
+		started:  opts.Now(),
+		senders:  make(map[string]Sender),
+		convs:    make(map[string]*conv),
+		live:     make(map[uint64]bool),
+		inflight: make(map[uint64]bool),
 	}
 	b.idle = sync.NewCond(&b.mu)
 	return b, nil
@@ -293,33 +314,55 @@ func (b *Bus) reply(ctx context.Context, in *Inbound, text string) error {
 }
 
 // send delivers out and records the id of what was sent against the
-// conversation, so a reply to it continues that conversation.
+// conversation, so a reply to it continues that conversation. What matters
+// after a crash goes through the outbox (see outbox.go). It returns the id
+// a later edit should target.
 func (b *Bus) send(ctx context.Context, chatKey string, out *Outbound) (string, error) {
-	s, ok := b.sender(out.Channel)
-	if !ok {
-		return "", errors.New("bus: no sender for channel " + out.Channel)
-	}
-	ids, err := s.Send(ctx, out)
-	if err != nil {
-		b.log.Warn("send failed", "channel", out.Channel, "chat", out.ChatID, "kind", out.Kind, "err", err)
+	ids, _, err := b.deliver(ctx, chatKey, out, sendOpts{})
+	if len(ids) == 0 {
 		return "", err
 	}
-	if len(ids) == 0 {
-		return "", nil
+	return ids[0], err
+}
+
+// sendOpts are deliver's options.
+type sendOpts struct {
+	threadID string // needed for files
+	// held: the caller recorded the send in the outbox and confirms it
+	// later, with the returned ids and the Outbound actually sent.
+	held bool
+	// onTx runs inside the transaction that records the confirmed ids.
+	onTx func(tx *store.Tx, ids []string) error
+}
+
+// deliver sends out, recorded in the outbox first when it is durable. A
+// final edit that fails becomes a new message.
+func (b *Bus) deliver(ctx context.Context, chatKey string, out *Outbound, o sendOpts) ([]string, *Outbound, error) {
+	s, ok := b.sender(out.Channel)
+	if !ok {
+		return nil, out, errors.New("bus: no sender for channel " + out.Channel)
 	}
-	if out.Kind != OutDelta && out.Kind != OutActivity {
-		if err := b.opts.Store.Batch(func(tx *store.Tx) error {
-			for _, id := range ids {
-				if err := tx.PutBotMessage(out.Channel, out.ChatID, id, chatKey); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			b.log.Error("recording sent message", "channel", out.Channel, "err", err)
-		}
+	var seq uint64
+	if !o.held {
+		seq = b.hold(chatKey, o.threadID, out)
 	}
-	return ids[0], nil
+	ids, err := s.Send(ctx, out)
+	if err != nil && out.Kind == OutEdit && out.Final {
+		b.log.InfoContext(ctx, "editing failed; sending the text as a new message", "channel", out.Channel, "chat", out.ChatID, "err", err)
+		m := *out
+		m.Kind, m.EditID = OutMessage, ""
+		out = &m
+		ids, err = s.Send(ctx, out)
+	}
+	if err != nil {
+		b.log.WarnContext(ctx, "send failed", "channel", out.Channel, "chat", out.ChatID, "kind", out.Kind, "err", err)
+		b.release(seq) // kept for the replay
+		return nil, out, err
+	}
+	if !o.held {
+		b.confirm(seq, out, chatKey, ids, o.onTx)
+	}
+	return ids, out, nil
 }
 
 // WaitIdle blocks until no conversation has queued or running work, or ctx
@@ -342,16 +385,59 @@ func (b *Bus) WaitIdle(ctx context.Context) error {
 	return nil
 }
 
-// Close stops accepting messages, cancels running turns with cause, and
-// waits for them to record their state (or ctx to end). Queued messages
-// that never ran stay stored; Recover runs them after a restart.
-func (b *Bus) Close(ctx context.Context, cause error) {
+// Start delivers what a previous process left in the outbox, then keeps
+// retrying unconfirmed sends (and forgetting old event ids) in the
+// background until Close. Call it once the channels' senders are
+// registered.
+func (b *Bus) Start(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	b.mu.Lock()
+	b.stopLoops = cancel
+	b.mu.Unlock()
+	b.loops.Add(1)
+	go func() {
+		defer b.loops.Done()
+		b.ReplayOutbox(ctx)
+		b.pruneSeen()
+		b.retryLoop(ctx)
+	}()
+}
+
+// Close stops accepting messages and lets the running turns finish for up
+// to grace; then it cancels the rest with cause and waits for them to
+// record their state (or ctx to end). Queued messages that never ran stay
+// stored; Recover runs them after a restart.
+func (b *Bus) Close(ctx context.Context, grace time.Duration, cause error) {
 	b.mu.Lock()
 	b.closed = true
+	waiting := 0
 	for _, c := range b.convs {
+		waiting += len(c.queue)
 		c.queue = nil
 	}
+	running, stop := b.workers, b.stopLoops
 	b.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if running > 0 && grace > 0 {
+		b.log.Info("letting running replies finish", "running", running, "grace", grace.String(), "queued_for_restart", waiting)
+		gctx, cancel := context.WithTimeout(ctx, grace)
+		b.WaitIdle(gctx)
+		cancel()
+	}
 	b.opts.Agent.StopAll(ctx, cause)
 	b.WaitIdle(ctx)
+	b.loops.Wait()
+}
+
+// Depth returns how many messages wait behind running replies, across
+// conversations, and how many replies are running.
+func (b *Bus) Depth() (queued, running int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.convs {
+		queued += len(c.queue)
+	}
+	return queued, b.workers
 }

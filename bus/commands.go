@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -20,6 +21,7 @@ var Commands = []struct{ Name, Help string }{
 	{"new", "start a new conversation"},
 	{"status", "show this conversation's thread, model and what is running"},
 	{"stop", "stop the current reply (and drop waiting messages)"},
+	{"retry", "run your last message again (after a restart or a failure)"},
 	{"models", "list models; /models NAME switches this conversation"},
 	{"memory", "show what I remember about you (/memory forget N, clear, off, on)"},
 	{"skills", "list skills; /skills enable|disable NAME; /NAME task uses one"},
@@ -50,6 +52,8 @@ func (b *Bus) command(ctx context.Context, in *Inbound, name, args string) error
 		return b.cmdStatus(ctx, in)
 	case "stop":
 		return b.cmdStop(ctx, in)
+	case "retry":
+		return b.cmdRetry(ctx, in)
 	case "models":
 		return b.cmdModels(ctx, in, args)
 	case "memory":
@@ -232,4 +236,32 @@ func (b *Bus) cmdModels(ctx context.Context, in *Inbound, args string) error {
 		return b.reply(ctx, in, "I couldn't switch the model; please try again.")
 	}
 	return b.reply(ctx, in, fmt.Sprintf("This conversation now uses %s (%s). It applies from your next message.", ref.Name, ref.ID))
+}
+
+// cmdRetry runs the conversation's last user message again, as a new
+// message (its files are still in the thread's uploads).
+func (b *Bus) cmdRetry(ctx context.Context, in *Inbound) error {
+	key := in.ChatKey()
+	threadID, err := b.threadFor(key)
+	if err != nil {
+		b.log.Error("resolving thread", "chat", key, "err", err)
+		return b.reply(ctx, in, "I couldn't open this conversation's history; please try again.")
+	}
+	var last *store.Message
+	err = b.opts.Store.View(func(tx *store.Tx) error {
+		var err error
+		last, err = tx.LastMessage(threadID, func(m *store.Message) bool {
+			return m.Role == "user" && !m.Hidden && strings.TrimSpace(m.Content) != ""
+		})
+		return err
+	})
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			b.log.Error("reading the last message", "thread", threadID, "err", err)
+		}
+		return b.reply(ctx, in, "There is no message of yours in this conversation to run again.")
+	}
+	again := *in
+	again.Text, again.Skill, again.EventKey, again.Files = last.Content, "", "", nil
+	return b.enqueue(ctx, &again)
 }

@@ -2,12 +2,14 @@ package bus
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -24,6 +26,7 @@ const maxActivityLines = 5
 // others get one message, edited at most once per interval (latest state
 // wins, the agent is never blocked by a slow platform), then a final edit.
 type delivery struct {
+	ctx    context.Context // for the sends outside handle: it names the run in logs
 	b      *Bus
 	c      *conv // nil when not run through a conversation's queue
 	in     *Inbound
@@ -34,6 +37,15 @@ type delivery struct {
 	files    []tools.File // presented during the run, sent after the answer
 	streamed bool         // DeltaStreamer: text was written since the last final
 	onFinal  func()       // called before the final answer is sent
+	threadID string       // the run's thread (whose outputs hold the files)
+
+	// The answer's outbox record (answerTx) and, once delivered, what was
+	// sent; guarded by mu. answerHeld: answerTx is in use for this run.
+	answerHeld bool
+	answerSeq  uint64
+	answerRec  *outRecord
+	answerOut  *Outbound
+	answerIDs  []string
 
 	mu     sync.Mutex
 	text   strings.Builder // the current step's answer text
@@ -44,8 +56,8 @@ type delivery struct {
 	ticker sync.WaitGroup
 }
 
-func newDelivery(b *Bus, c *conv, in *Inbound) *delivery {
-	d := &delivery{b: b, c: c, in: in, key: in.ChatKey(), every: defaultEditInterval}
+func newDelivery(ctx context.Context, b *Bus, c *conv, in *Inbound) *delivery {
+	d := &delivery{ctx: ctx, b: b, c: c, in: in, key: in.ChatKey(), every: defaultEditInterval}
 	s, ok := b.sender(in.Channel)
 	if ok {
 		if ds, ok := s.(DeltaStreamer); ok && ds.StreamsDeltas() {
@@ -62,6 +74,7 @@ func newDelivery(b *Bus, c *conv, in *Inbound) *delivery {
 			}
 			return d.render(), false
 		}, d.out)
+		d.main.onTx = d.previewTx
 	}
 	if t, ok := s.(Typer); ok {
 		d.typing = make(chan struct{})
@@ -81,8 +94,8 @@ func (d *delivery) typeLoop(t Typer, stop <-chan struct{}) {
 	tick := time.NewTicker(typingEvery)
 	defer tick.Stop()
 	for {
-		if err := t.Typing(context.Background(), d.out(OutMessage, "")); err != nil {
-			d.b.log.Debug("typing", "chat", d.key, "err", err)
+		if err := t.Typing(d.ctx, d.out(OutMessage, "")); err != nil {
+			d.b.log.DebugContext(d.ctx, "typing", "chat", d.key, "err", err)
 		}
 		select {
 		case <-tick.C:
@@ -155,7 +168,7 @@ func (d *delivery) handle(ctx context.Context, ev agent.Event) {
 	case agent.EventStopped:
 		text := "Stopped."
 		if !errors.Is(ev.Err, agent.ErrStopped) {
-			text = "I had to stop in the middle of this (the service is restarting); please send your message again."
+			text = "I had to stop in the middle of this because I'm restarting; once I'm back, send /retry to run your message again."
 		}
 		d.final(ctx, text, true)
 	}
@@ -190,6 +203,7 @@ func (d *delivery) render() string {
 // final delivers the answer (or failure sentence) that ends the run,
 // after the subagents' replies have shown their outcome.
 func (d *delivery) final(ctx context.Context, text string, failed bool) {
+	answer := !failed
 	if d.onFinal != nil {
 		d.onFinal()
 	}
@@ -204,7 +218,7 @@ func (d *delivery) final(ctx context.Context, text string, failed bool) {
 		}
 		o.Final, o.Failed = true, failed
 		d.streamed = false
-		d.b.send(ctx, d.key, o)
+		d.sendFinal(ctx, o, answer)
 		return
 	}
 	id := d.main.halt()
@@ -213,16 +227,94 @@ func (d *delivery) final(ctx context.Context, text string, failed bool) {
 		text = strings.TrimSpace(d.text.String()) + "\n\n" + text
 	}
 	d.mu.Unlock()
-	if id != "" {
-		o := d.out(OutEdit, text)
-		o.EditID, o.Final, o.Failed = id, true, failed
-		if _, err := d.b.send(ctx, d.key, o); err == nil {
-			return
-		}
-	}
 	o := d.out(OutMessage, text)
+	if id != "" {
+		o.Kind, o.EditID = OutEdit, id
+	}
 	o.Final, o.Failed = true, failed
-	d.b.send(ctx, d.key, o)
+	d.sendFinal(ctx, o, answer)
+}
+
+// sendFinal sends the message that ends the run. The answer's outbox
+// record was written with the answer itself (see answerTx); it is cleared
+// once the run has ended, when that commit has surely landed.
+func (d *delivery) sendFinal(ctx context.Context, o *Outbound, answer bool) {
+	held := answer && d.answerHeld
+	ids, sent, err := d.b.deliver(ctx, d.key, o, sendOpts{held: held})
+	if held && err == nil {
+		d.mu.Lock()
+		d.answerOut, d.answerIDs = sent, ids
+		d.mu.Unlock()
+	}
+}
+
+// answerTx records the answer in the outbox inside the transaction that
+// stores it (agent.Input.OnAnswer), so a crash at any point leaves either
+// no answer or an answer that will be delivered. The record targets the
+// progress message when it exists.
+func (d *delivery) answerTx(tx *store.Tx, answer string) error {
+	d.mu.Lock()
+	o := d.out(OutMessage, answer)
+	if d.main != nil && d.main.msgID != "" {
+		o.Kind, o.EditID = OutEdit, d.main.msgID
+	}
+	d.mu.Unlock()
+	o.Final = true
+	rec := newRecord(d.key, "", o, d.b.opts.Now())
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	seq, err := d.b.holdTx(tx, data)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	if d.answerSeq != 0 && d.answerSeq != seq {
+		d.b.release(d.answerSeq) // an earlier attempt of this transaction
+	}
+	d.answerSeq, d.answerRec = seq, rec
+	d.mu.Unlock()
+	return nil
+}
+
+// previewTx runs in the transaction that maps the progress message's id:
+// the id is known to answerTx from then on, and an answer recorded before
+// it is turned into an edit of that message. (Write transactions run one
+// at a time, so one of the two always sees the other.) After a crash the
+// answer then replaces the progress message instead of joining it.
+func (d *delivery) previewTx(tx *store.Tx, ids []string) error {
+	d.mu.Lock()
+	d.main.msgID = ids[0]
+	seq := d.answerSeq
+	o := d.answerRec
+	d.mu.Unlock()
+	if seq == 0 || o == nil {
+		return nil
+	}
+	o.Kind, o.EditID = OutEdit, ids[0]
+	data, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	return tx.ReplaceOutbox(seq, data)
+}
+
+// settleAnswer clears the answer's outbox record once the run has ended:
+// the answer was delivered, or there was none. Otherwise the record stays
+// for the replay.
+func (d *delivery) settleAnswer() {
+	d.mu.Lock()
+	seq, out, ids := d.answerSeq, d.answerOut, d.answerIDs
+	d.mu.Unlock()
+	if seq == 0 {
+		return
+	}
+	if out == nil {
+		d.b.release(seq)
+		return
+	}
+	d.b.confirm(seq, out, d.key, ids, nil)
 }
 
 func (d *delivery) stopTyping() {
@@ -262,7 +354,7 @@ func (d *delivery) sendFiles(ctx context.Context) {
 		seen[f.Path] = true
 		o := d.out(OutFile, f.Name)
 		o.File = f
-		if _, err := d.b.send(ctx, d.key, o); err != nil {
+		if _, _, err := d.b.deliver(ctx, d.key, o, sendOpts{threadID: d.threadID}); err != nil {
 			d.b.send(ctx, d.key, d.out(OutMessage, "I couldn't send the file "+f.Name+"."))
 		}
 	}

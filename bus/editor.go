@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"github.com/deerflow/deerflow/store"
 	"time"
 )
 
@@ -25,6 +26,9 @@ type editor struct {
 	sent func(id string)
 	// after, when set, runs once the last version has been sent.
 	after func()
+	// onTx, when set, runs inside the transaction that maps the id of
+	// the message once it exists.
+	onTx func(tx *store.Tx, ids []string) error
 
 	kick chan struct{} // never closed
 	stop chan struct{} // closed to end the loop at once
@@ -103,7 +107,7 @@ func (e *editor) interval() time.Duration {
 func (e *editor) loop() {
 	defer close(e.done)
 	d := e.d
-	ctx := context.Background()
+	ctx := d.ctx
 	var last time.Time
 	for {
 		select {
@@ -143,8 +147,8 @@ func (e *editor) loop() {
 			return
 		}
 		if id == "" {
-			if id, err := d.b.send(ctx, d.key, e.out(OutMessage, text)); err == nil {
-				e.setID(id)
+			if ids, _, err := d.b.deliver(ctx, d.key, e.out(OutMessage, text), sendOpts{onTx: e.onTx}); err == nil && len(ids) > 0 {
+				e.setID(ids[0])
 			}
 			continue
 		}
@@ -155,20 +159,25 @@ func (e *editor) loop() {
 }
 
 // finish sends the last version: an edit of the message, or a new message
-// when there is none yet or the edit fails.
+// when there is none yet (or the edit fails).
 func (e *editor) finish(ctx context.Context, id, text string) {
-	if id != "" {
-		o := e.out(OutEdit, text)
-		o.EditID, o.Final = id, true
-		if _, err := e.d.b.send(ctx, e.d.key, o); err == nil {
-			return
-		}
-	}
 	o := e.out(OutMessage, text)
-	o.Final = true
-	if id, err := e.d.b.send(ctx, e.d.key, o); err == nil {
-		e.setID(id)
+	if id != "" {
+		o.Kind, o.EditID = OutEdit, id
 	}
+	o.Final = true
+	if ids, sent, err := e.d.b.deliver(ctx, e.d.key, o, sendOpts{onTx: e.firstTx(id)}); err == nil && sent.Kind == OutMessage && len(ids) > 0 {
+		e.setID(ids[0])
+	}
+}
+
+// firstTx is onTx for a send that creates the editor's message (none
+// exists yet: id is empty), else nil.
+func (e *editor) firstTx(id string) func(*store.Tx, []string) error {
+	if id != "" {
+		return nil
+	}
+	return e.onTx
 }
 
 func (e *editor) setID(id string) {

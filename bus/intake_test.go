@@ -60,7 +60,7 @@ func TestQueuedMessagesSurviveRestart(t *testing.T) {
 	b.Publish(ctx, msg("third"))
 	// The process is told to stop: the running turn is cancelled, the
 	// queued ones stay stored.
-	b.Close(ctx, agent.ErrStopped)
+	b.Close(ctx, 0, agent.ErrStopped)
 	st.Close()
 
 	b, st = openBus(t, path, echoModel{})
@@ -189,7 +189,7 @@ func TestStopForgetsDroppedMessages(t *testing.T) {
 	b.Publish(ctx, msg("second"))
 	b.Publish(ctx, msg("/stop"))
 	b.WaitIdle(ctx)
-	b.Close(ctx, agent.ErrStopped)
+	b.Close(ctx, 0, agent.ErrStopped)
 	st.Close()
 	b, st = openBus(t, path, echoModel{})
 	defer st.Close()

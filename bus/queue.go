@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/internal/logctx"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
 )
@@ -101,10 +103,6 @@ func (b *Bus) enqueue(ctx context.Context, in *Inbound) error {
 	if waiting >= b.opts.MaxQueued {
 		return b.reply(ctx, in, fmt.Sprintf("I already have %d messages waiting in this conversation, so I didn't take this one. Send it again once I've caught up, or /stop to cancel the current work.", waiting))
 	}
-	b.saveUploads(ctx, in, threadID)
-	if in.Text == "" {
-		return nil // only files, and none could be saved
-	}
 	seq, dup, err := b.record(in, true)
 	if err != nil || dup {
 		return err
@@ -176,27 +174,44 @@ func (b *Bus) work(c *conv) {
 
 // runItem runs one message through the agent and delivers what it says.
 func (b *Bus) runItem(c *conv, it *item) {
-	ctx := context.Background()
 	in := it.in
-	d := newDelivery(b, c, in)
+	runID := agent.NewID("run_")
+	// The delivery's lines name the run, like the agent's own.
+	ctx := logctx.With(context.Background(), slog.String("run", runID))
+	d := newDelivery(ctx, b, c, in)
+	d.threadID, d.answerHeld = it.threadID, true
 	defer d.close()
 	d.onFinal = func() {
 		b.mu.Lock()
 		c.answered = true
 		b.mu.Unlock()
 	}
+	if len(in.Files) > 0 {
+		// The files are fetched when the message's turn comes (it was
+		// stored with their references, before the platform was told).
+		b.reattach(in)
+		b.saveUploads(ctx, in, it.threadID)
+		if in.Text == "" { // only files, and none could be saved
+			b.forgetInbound([]*item{it})
+			return
+		}
+	}
 	var onBegin func(*store.Tx) error
 	if it.seq != 0 {
 		onBegin = func(tx *store.Tx) error { return tx.DeleteInbound(it.seq) }
 	}
-	for ev := range b.opts.Agent.Run(ctx, agent.Input{
-		ThreadID: it.threadID,
-		ChatKey:  in.ChatKey(),
-		UserID:   in.Channel + ":" + in.UserID,
-		Text:     in.Text,
-		Skill:    in.Skill,
-		OnBegin:  onBegin,
+	for ev := range b.opts.Agent.Run(context.Background(), agent.Input{
+		RunID:     runID,
+		ThreadID:  it.threadID,
+		ChatKey:   in.ChatKey(),
+		UserID:    in.Channel + ":" + in.UserID,
+		Text:      in.Text,
+		Skill:     in.Skill,
+		OnBegin:   onBegin,
+		OnAnswer:  d.answerTx,
+		MessageID: in.MessageID,
 	}) {
 		d.handle(ctx, ev)
 	}
+	d.settleAnswer()
 }

@@ -2,7 +2,9 @@ package bus
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -269,46 +271,63 @@ func (b *Bus) tasksStatus(c *conv) string {
 	return sb.String()
 }
 
-// ReportInterrupted tells the conversations whose subagent tasks a restart
-// cut off: each task's progress reply is marked interrupted, and each
-// conversation gets one message listing them.
-func (b *Bus) ReportInterrupted(ctx context.Context, tasks []*store.Task) {
-	type convTasks struct {
-		replyTo string
-		descs   []string
+// RecordInterrupted records, inside tx, what the conversations of runs a
+// previous process left running must be told: each run gets one sentence
+// (naming its stopped subagent tasks) pointing to /retry, and each task's
+// progress reply is finished as interrupted. The outbox delivers them once
+// the channels are up, so a crash before then loses nothing.
+func (b *Bus) RecordInterrupted(tx *store.Tx, runs []*store.Run, tasks []*store.Task) error {
+	now := b.opts.Now()
+	put := func(chatKey string, o *Outbound) error {
+		data, err := json.Marshal(newRecord(chatKey, "", o, now))
+		if err != nil {
+			return err
+		}
+		_, err = tx.PutOutbox(data)
+		return err
 	}
-	byConv := map[string]*convTasks{}
-	var order []string
+	byRun := map[string][]string{}
 	for _, t := range tasks {
-		channel, chat, topic := SplitChatKey(t.ChatKey)
-		if _, ok := b.sender(channel); !ok {
+		byRun[t.RunID] = append(byRun[t.RunID], t.Description)
+		if t.Progress == "" {
 			continue
 		}
-		if t.Progress != "" {
-			o := &Outbound{Kind: OutEdit, Channel: channel, ChatID: chat, Topic: topic, ReplyTo: t.ReplyTo,
-				EditID: t.Progress, Task: t.ID, Final: true, Failed: true,
-				Text: taskMark(tools.TaskInterrupted) + " " + t.Description + " · " + taskOutcome(tools.TaskInterrupted, 0)}
-			b.send(ctx, t.ChatKey, o)
+		channel, chat, topic := SplitChatKey(t.ChatKey)
+		if err := put(t.ChatKey, &Outbound{Kind: OutEdit, Channel: channel, ChatID: chat, Topic: topic, ReplyTo: t.ReplyTo,
+			EditID: t.Progress, Task: t.ID, Final: true, Failed: true,
+			Text: taskMark(tools.TaskInterrupted) + " " + t.Description + " · " + taskOutcome(tools.TaskInterrupted, 0)}); err != nil {
+			return err
 		}
-		ct := byConv[t.ChatKey]
-		if ct == nil {
-			ct = &convTasks{}
-			byConv[t.ChatKey] = ct
-			order = append(order, t.ChatKey)
-		}
-		if t.ReplyTo != "" {
-			ct.replyTo = t.ReplyTo
-		}
-		ct.descs = append(ct.descs, t.Description)
 	}
-	for _, key := range order {
-		ct := byConv[key]
-		channel, chat, topic := SplitChatKey(key)
-		text := fmt.Sprintf("I was restarted while subagents were working on your message, so %d task(s) stopped before finishing: %s. Send the message again and I'll redo them.",
-			len(ct.descs), strings.Join(ct.descs, "; "))
-		b.send(ctx, key, &Outbound{Kind: OutMessage, Channel: channel, ChatID: chat, Topic: topic,
-			ReplyTo: ct.replyTo, Text: text, Final: true, Failed: true})
+	for _, r := range runs {
+		if r.ChatKey == "" {
+			continue
+		}
+		channel, chat, topic := SplitChatKey(r.ChatKey)
+		if err := put(r.ChatKey, &Outbound{Kind: OutMessage, Channel: channel, ChatID: chat, Topic: topic,
+			ReplyTo: r.MessageID, Text: interruptedText(byRun[r.ID]), Final: true, Failed: true}); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// interruptedText is the one sentence a conversation gets about a reply a
+// restart cut short.
+func interruptedText(tasks []string) string {
+	var stopped string
+	switch len(tasks) {
+	case 0:
+	case 1:
+		stopped = fmt.Sprintf(" (the subagent task %q stopped too)", tasks[0])
+	default:
+		q := make([]string, len(tasks))
+		for i, t := range tasks {
+			q[i] = strconv.Quote(t)
+		}
+		stopped = fmt.Sprintf(" (%d subagent tasks stopped too: %s)", len(tasks), strings.Join(q, ", "))
+	}
+	return "⚠️ I was restarted before I could finish this reply" + stopped + "; send /retry to run your message again."
 }
 
 // SplitChatKey splits a conversation key into channel, chat and topic.

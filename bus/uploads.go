@@ -2,9 +2,31 @@ package bus
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
+
+// reattach gives the attachments of a message read back from the store
+// (after a restart) their Open, through the channel.
+func (b *Bus) reattach(in *Inbound) {
+	s, _ := b.sender(in.Channel)
+	r, _ := s.(Reattacher)
+	for i := range in.Files {
+		a := &in.Files[i]
+		if a.Open != nil {
+			continue
+		}
+		if r != nil && a.Ref != "" {
+			a.Open = r.Reattach(a.Ref)
+			continue
+		}
+		a.Open = func() (io.ReadCloser, error) {
+			return nil, errors.New("it could not be fetched again after a restart")
+		}
+	}
+}
 
 // saveUploads stores in's attachments in the thread's uploads and puts a
 // note naming them in front of the text, so the model knows what arrived
@@ -22,7 +44,7 @@ func (b *Bus) saveUploads(ctx context.Context, in *Inbound, threadID string) {
 		}
 		p, err := b.opts.SaveUpload(threadID, a)
 		if err != nil {
-			b.log.Warn("saving upload", "chat", in.ChatKey(), "file", a.Name, "err", err)
+			b.log.WarnContext(ctx, "saving upload", "chat", in.ChatKey(), "file", a.Name, "err", err)
 			failed = append(failed, fmt.Sprintf("%s: %v", a.Name, err))
 			continue
 		}

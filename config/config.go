@@ -12,6 +12,7 @@ type Config struct {
 	DataDir   string         `yaml:"data_dir"`
 	Log       Log            `yaml:"log"`
 	HTTP      HTTP           `yaml:"http"`
+	Shutdown  Shutdown       `yaml:"shutdown"`
 	Models    []Model        `yaml:"models"`
 	Agent     Agent          `yaml:"agent"`
 	Router    Router         `yaml:"router"`
@@ -59,6 +60,13 @@ type Log struct {
 // HTTP configures the operator endpoints.
 type HTTP struct {
 	Listen string `yaml:"listen"` // e.g. 127.0.0.1:9090; empty disables
+}
+
+// Shutdown configures what SIGTERM/SIGINT does to running replies.
+type Shutdown struct {
+	// GraceSeconds is how long running replies may take to finish before
+	// they are cancelled; absent: 30, 0: cancel at once.
+	GraceSeconds int `yaml:"grace_seconds"`
 }
 
 // Model is one OpenAI-compatible chat model. The first entry is the default.

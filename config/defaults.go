@@ -57,6 +57,9 @@ func (c *Config) applyDefaults(lookup lookupFunc) {
 	num(&c.Agent.MaxTurns, 100)
 	num(&c.Agent.ToolTimeoutSeconds, 600)
 	num(&c.Router.MaxQueued, 20)
+	if !c.given("shutdown.grace_seconds") {
+		c.Shutdown.GraceSeconds = 30
+	}
 	if !c.given("agent.summarization.enabled") {
 		c.Agent.Summarization.Enabled = true
 	}

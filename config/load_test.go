@@ -89,7 +89,8 @@ func TestDefaults(t *testing.T) {
 		Agent: Agent{Name: "DeerFlow", MaxTurns: 100, ToolTimeoutSeconds: 600,
 			Summarization: Summarization{Enabled: true, TriggerTokens: 32000, TriggerFraction: 0.8, KeepMessages: 10},
 			LoopDetection: LoopDetection{Window: 20, WarnRepeats: 3, StopRepeats: 5, ToolWarn: 30, ToolStop: 50}},
-		Router: Router{MaxQueued: 20},
+		Router:   Router{MaxQueued: 20},
+		Shutdown: Shutdown{GraceSeconds: 30},
 		Channels: Channels{
 			Telegram: Telegram{APIURL: "https://api.telegram.org"},
 			Slack:    Slack{APIURL: "https://slack.com/api/"},

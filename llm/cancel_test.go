@@ -64,7 +64,7 @@ func TestCancelDuringBackoff(t *testing.T) {
 	s.Script(fakeopenai.Turn{Status: 503, RetryAfter: "50"}, fakeopenai.Turn{Text: "never"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c := New(Options{BaseURL: s.URL, Model: "m", MaxRetries: 3, Logf: func(string, ...any) { cancel() }})
+	c := New(Options{BaseURL: s.URL, Model: "m", MaxRetries: 3, Logf: func(context.Context, string, ...any) { cancel() }})
 	_, err := Collect(c.Stream(ctx, userRequest("hi")), nil)
 	if err != context.Canceled {
 		t.Errorf("error %v, want context.Canceled", err)

@@ -34,8 +34,9 @@ type Options struct {
 	// SendReasoning sends assistant messages' Reasoning back to the
 	// provider as reasoning_content. Some providers reject it.
 	SendReasoning bool
-	// Logf receives retry notes. nil discards them.
-	Logf func(format string, args ...any)
+	// Logf receives retry notes, with the request's context. nil
+	// discards them.
+	Logf func(ctx context.Context, format string, args ...any)
 	// Sleep waits d or until ctx is done, returning ctx.Err() then. nil
 	// means a real timer; tests inject a recorder.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -51,7 +52,7 @@ type Client struct {
 	maxRetries    int
 	sendReasoning bool
 	key           string // only to scrub it from error text
-	logf          func(format string, args ...any)
+	logf          func(ctx context.Context, format string, args ...any)
 	sleep         func(ctx context.Context, d time.Duration) error
 }
 
@@ -72,7 +73,7 @@ func New(o Options) *Client {
 		c.timeout = defaultTimeout
 	}
 	if c.logf == nil {
-		c.logf = func(string, ...any) {}
+		c.logf = func(context.Context, string, ...any) {}
 	}
 	if c.sleep == nil {
 		c.sleep = sleep
@@ -187,7 +188,7 @@ func (k *call) open(ctx context.Context, oreq *openai.ChatCompletionRequest) (*o
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
 			return nil, first, e // waiting would only end in our timeout
 		}
-		k.c.logf("llm: %s: attempt %d failed, retrying in %s: %v", k.model, attempt+1, d.Round(time.Millisecond), e)
+		k.c.logf(ctx, "llm: %s: attempt %d failed, retrying in %s: %v", k.model, attempt+1, d.Round(time.Millisecond), e)
 		if err := k.c.sleep(ctx, d); err != nil {
 			return nil, first, k.ctxErr()
 		}

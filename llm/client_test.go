@@ -43,7 +43,7 @@ func newClient(t testing.TB, s *fakeopenai.Server, o Options) (*Client, *sleeps)
 		o.Sleep = sl.sleep
 	}
 	if o.Logf == nil {
-		o.Logf = t.Logf
+		o.Logf = func(_ context.Context, format string, args ...any) { t.Logf(format, args...) }
 	}
 	return New(o), sl
 }
@@ -410,6 +410,9 @@ func TestUnreachable(t *testing.T) {
 	if e.Kind != KindUnreachable || len(sl.all()) != 2 {
 		t.Errorf("error %+v after sleeps %v", e, sl.all())
 	}
+	if msg := UserMessage(err); !strings.Contains(msg, "can't reach") {
+		t.Errorf("told the user %q", msg)
+	}
 }
 
 func TestTimeout(t *testing.T) {
@@ -420,6 +423,11 @@ func TestTimeout(t *testing.T) {
 	e := kindOf(t, err)
 	if e.Kind != KindUnreachable || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("error %v", err)
+	}
+	// The endpoint was reached; it was slow. Saying "can't reach" would
+	// send the operator after the network.
+	if msg := UserMessage(err); msg != "The model took too long to answer; please try again in a moment." {
+		t.Errorf("told the user %q", msg)
 	}
 	s.WaitCancelled(1)
 }

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -94,6 +95,9 @@ func UserMessage(err error) string {
 		}
 		return "The model provider does not know the configured model; please check the model name."
 	case KindUnreachable:
+		if errors.Is(e.Err, context.DeadlineExceeded) { // our Timeout: it was reached, but slow
+			return "The model took too long to answer; please try again in a moment."
+		}
 		return "I can't reach the model endpoint right now; please try again in a moment."
 	case KindRateLimit:
 		return "The model provider is rate-limiting requests; please try again in a moment."

@@ -139,3 +139,20 @@ func (t *thread) present(paths []string) ([]PresentedFile, error) {
 	}
 	return files, nil
 }
+
+// Reopen presents again a file presented earlier in thread id (virtual
+// path p under outputs), for a delivery retried after a restart. It is
+// checked like the first time.
+func (m *Manager) Reopen(id, p string) (tools.File, error) {
+	t, err := m.thread(id)
+	if err != nil {
+		return tools.File{}, err
+	}
+	files, err := t.present([]string{p})
+	if err != nil {
+		return tools.File{}, err
+	}
+	f := files[0]
+	return tools.File{Name: f.Name, Path: f.VirtualPath, Size: f.Size,
+		Open: func() (io.ReadCloser, error) { return f.Open() }}, nil
+}

@@ -39,7 +39,7 @@ func (m *Manager) Tool() tools.Tool {
 
 func (m *Manager) manage(ctx context.Context, in manageArgs) (string, error) {
 	name := strings.TrimSpace(in.Name)
-	if !nameRe.MatchString(name) {
+	if !validName(name) {
 		return "", &tools.ArgError{Tool: ManageTool, Msg: fmt.Sprintf("name %q must be lowercase letters, digits and hyphens (at most 64)", name)}
 	}
 	m.writeMu.Lock()

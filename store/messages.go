@@ -123,12 +123,41 @@ func (tx *Tx) Messages(threadID string, afterSeq uint64) ([]*Message, error) {
 
 // LastMessages returns a thread's last n messages, oldest first.
 func (tx *Tx) LastMessages(threadID string, n int) ([]*Message, error) {
-	b, err := tx.bucket(bucketMessages)
-	if err != nil {
-		return nil, err
-	}
 	if n <= 0 {
 		return nil, nil
+	}
+	var out []*Message
+	err := tx.messagesBackward(threadID, func(m *Message) bool {
+		out = append(out, m)
+		return len(out) < n
+	})
+	slices.Reverse(out)
+	return out, err
+}
+
+// LastMessage returns the thread's newest message for which match is
+// true, or ErrNotFound.
+func (tx *Tx) LastMessage(threadID string, match func(*Message) bool) (*Message, error) {
+	var found *Message
+	err := tx.messagesBackward(threadID, func(m *Message) bool {
+		if match(m) {
+			found = m
+			return false
+		}
+		return true
+	})
+	if err == nil && found == nil {
+		err = ErrNotFound
+	}
+	return found, err
+}
+
+// messagesBackward calls fn with a thread's messages, newest first, while
+// it returns true.
+func (tx *Tx) messagesBackward(threadID string, fn func(*Message) bool) error {
+	b, err := tx.bucket(bucketMessages)
+	if err != nil {
+		return err
 	}
 	p := msgKey(threadID, 0)[:len(threadID)+1]
 	// threadID 0x01 sorts after every key of this thread; the key before
@@ -141,20 +170,20 @@ func (tx *Tx) LastMessages(threadID string, n int) ([]*Message, error) {
 	} else {
 		k, v = c.Prev()
 	}
-	var out []*Message
-	for ; k != nil && len(out) < n; k, v = c.Prev() {
+	for ; k != nil; k, v = c.Prev() {
 		seq, ok := msgSeq(p, k)
 		if !ok {
-			break
+			return nil
 		}
 		m, err := decodeMessage(threadID, seq, v)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, m)
+		if !fn(m) {
+			return nil
+		}
 	}
-	slices.Reverse(out)
-	return out, nil
+	return nil
 }
 
 // MessageCount returns how many messages a thread has.

@@ -36,6 +36,10 @@ type Run struct {
 	PromptTokens     int       `json:"prompt_tokens,omitempty"`
 	CompletionTokens int       `json:"completion_tokens,omitempty"`
 	FirstSeq         uint64    `json:"first_seq,omitempty"` // seq of the run's first message
+	// MessageID is the platform id of the message the run answers, and
+	// UserID (channel:user) who sent it.
+	MessageID string `json:"message_id,omitempty"`
+	UserID    string `json:"user_id,omitempty"`
 }
 
 // PutRun creates or replaces a run's record and keeps the status index in

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
 )
@@ -36,6 +37,9 @@ type Options struct {
 	Middlewares    []agent.Middleware
 	Logger         *slog.Logger
 	Now            func() time.Time
+	// Metrics, when set, shows the running subagents and records the
+	// tasks' outcomes and their agents' runs and model calls.
+	Metrics *metrics.Metrics
 }
 
 // Manager runs subagent tasks. It is safe for concurrent use.
@@ -82,6 +86,7 @@ func New(opts Options) (*Manager, error) {
 		opts.Now = time.Now
 	}
 	m := &Manager{opts: opts, log: opts.Logger, slots: newSlots(opts.MaxRunning)}
+	opts.Metrics.SubagentsRunning(m.Running)
 	seen := map[string]bool{}
 	for _, t := range append(BuiltIn(), opts.Types...) {
 		if seen[t.Name] {
@@ -131,6 +136,7 @@ func (m *Manager) build(t Type) (*kind, error) {
 		Ephemeral:   true,
 		Logger:      m.log,
 		Now:         m.opts.Now,
+		Metrics:     m.opts.Metrics,
 	})
 	if err != nil {
 		return nil, err

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/internal/logctx"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
 )
@@ -29,6 +31,9 @@ type task struct {
 	steps []string // the latest progress lines, for a timed-out report
 
 	pending chan error // the last record write started, until waited for
+	// ctx, once the task runs, is its context for logging (it names the
+	// lead's run and the task).
+	ctx context.Context
 }
 
 // execute runs a subagent for args and returns what the lead reads. It
@@ -37,6 +42,8 @@ func (m *Manager) execute(ctx context.Context, env *tools.Env, k *kind, args tas
 	t := &task{m: m, env: env, kind: k, args: args, ev: tools.TaskEvent{
 		ID: agent.NewID("task_"), Description: args.Description, Type: k.Name, Status: tools.TaskPending,
 	}}
+	ctx = logctx.With(ctx, slog.String("task", t.ev.ID)) // its lines name the lead's run and the task
+	t.ctx = ctx
 	created := m.opts.Now()
 	t.record(func(r *store.Task) {
 		r.ThreadID, r.ChatKey, r.Type, r.Description = env.ThreadID, env.ChatKey, k.Name, args.Description
@@ -168,10 +175,11 @@ func (t *task) end(status string, dur time.Duration, result string) string {
 	ended := t.m.opts.Now()
 	t.record(func(r *store.Task) { r.Status, r.Ended, r.Result = status, ended, summary })
 	if err := t.wait(); err != nil {
-		t.m.log.Error("recording a subagent task", "task", t.ev.ID, "run", t.env.RunID, "err", err)
+		t.m.log.ErrorContext(t.ctx, "recording a subagent task", "err", err)
 	}
 	t.ev.Status, t.ev.Duration, t.ev.Result = status, dur, summary
 	t.emit(tools.EventTaskDone)
+	t.m.opts.Metrics.SubagentTask(status)
 	return fmt.Sprintf("Task %q (%s, %s)\nStatus: %s\nDuration: %s\n\n%s",
 		t.args.Description, t.kind.Name, t.ev.ID, status, readable(dur), body)
 }

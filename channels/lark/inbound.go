@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	larkim "github.com/larksuite/oapi-sdk-go/v3/service/im/v1"
 
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -22,10 +24,28 @@ func str(p *string) string {
 }
 
 // receive handles one im.message.receive_v1 event. It must return within
-// Lark's 3 s: text messages return once stored, messages with files hand
-// the download to a goroutine. An error makes the SDK answer 500 and Lark
+// Lark's 3 s: it returns once the message is stored. An error makes the SDK answer 500 and Lark
 // redeliver the event (dropped as a duplicate if it was stored after all).
 func (c *Channel) receive(ctx context.Context, b *bus.Bus, e *larkim.P2MessageReceiveV1) error {
+	in := c.inbound(e)
+	if in == nil {
+		return nil
+	}
+	msgID := in.MessageID // in belongs to the bus once published
+	// Files are stored by reference and fetched when the message's turn
+	// comes, so storing is quick whatever it carries.
+	if err := b.Publish(ctx, in); err != nil {
+		c.met.Error(metrics.ErrStore)
+		return err
+	}
+	c.met.Inbound()
+	go c.react(msgID, "OnIt")
+	return nil
+}
+
+// inbound turns an event into a bus message, or nil when it is not for the
+// bot (not a person's message, not addressed to it, not allowed, empty).
+func (c *Channel) inbound(e *larkim.P2MessageReceiveV1) *bus.Inbound {
 	if e == nil || e.Event == nil || e.Event.Message == nil || e.Event.Sender == nil {
 		return nil
 	}
@@ -69,17 +89,7 @@ func (c *Channel) receive(ctx context.Context, b *bus.Bus, e *larkim.P2MessageRe
 	if strings.TrimSpace(in.Text) == "" && len(in.Files) == 0 {
 		return nil
 	}
-	if len(in.Files) > 0 {
-		go func() {
-			if err := b.Publish(context.Background(), in); err != nil {
-				c.log.Error("accepting a message with files", "err", err)
-			}
-		}()
-	} else if err := b.Publish(ctx, in); err != nil {
-		return err
-	}
-	go c.react(msgID, "OnIt")
-	return nil
+	return in
 }
 
 // ours reports whether messageID belongs to one of our conversations in
@@ -98,6 +108,9 @@ func (c *Channel) ours(chat, messageID string) bool {
 func (c *Channel) content(m *larkim.EventMessage) (text string, files []bus.Attachment, mentioned bool) {
 	names := map[string]string{}
 	for _, mn := range m.Mentions {
+		if mn == nil {
+			continue
+		}
 		key := str(mn.Key)
 		if mn.Id != nil && str(mn.Id.OpenId) == c.bot {
 			mentioned = true
@@ -139,10 +152,26 @@ func (c *Channel) content(m *larkim.EventMessage) (text string, files []bus.Atta
 			files = append(files, c.resource(msgID, f.FileKey, "file", name, -1))
 		}
 	}
-	for key, name := range names {
-		text = strings.ReplaceAll(text, key, name)
-	}
+	text = mentionReplacer(names).Replace(text)
 	return strings.Join(strings.Fields(text), " "), files, mentioned
+}
+
+// mentionReplacer replaces mention keys with names in one pass, the
+// longest key where keys overlap ("@_user_1" begins "@_user_10"). An
+// empty key stands for no mention.
+func mentionReplacer(names map[string]string) *strings.Replacer {
+	keys := make([]string, 0, len(names))
+	for k := range names {
+		if k != "" {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b string) int { return len(b) - len(a) })
+	pairs := make([]string, 0, 2*len(keys))
+	for _, k := range keys {
+		pairs = append(pairs, k, names[k])
+	}
+	return strings.NewReplacer(pairs...)
 }
 
 // postText flattens a rich-text post, plain or wrapped in a language key.
@@ -194,8 +223,19 @@ func postText(raw []byte) string {
 
 // resource downloads a message's image or file when the router saves it.
 func (c *Channel) resource(messageID, key, typ, name string, size int64) bus.Attachment {
-	return bus.Attachment{Name: name, Size: size, Open: func() (io.ReadCloser, error) {
-		req := larkim.NewGetMessageResourceReqBuilder().MessageId(messageID).FileKey(key).Type(typ).Build()
+	ref := messageID + "|" + key + "|" + typ
+	return bus.Attachment{Name: name, Size: size, Ref: ref, Open: c.Reattach(ref)}
+}
+
+// Reattach (bus.Reattacher) fetches a message's image or file by its
+// reference, "messageID|fileKey|type".
+func (c *Channel) Reattach(ref string) func() (io.ReadCloser, error) {
+	return func() (io.ReadCloser, error) {
+		parts := strings.SplitN(ref, "|", 3)
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("bad file reference %q", ref)
+		}
+		req := larkim.NewGetMessageResourceReqBuilder().MessageId(parts[0]).FileKey(parts[1]).Type(parts[2]).Build()
 		resp, err := c.cli.Im.V1.MessageResource.Get(context.Background(), req)
 		if err != nil {
 			return nil, err
@@ -204,5 +244,5 @@ func (c *Channel) resource(messageID, key, typ, name string, size int64) bus.Att
 			return nil, fmt.Errorf("download: %d %s", resp.Code, resp.Msg)
 		}
 		return io.NopCloser(resp.File), nil
-	}}
+	}
 }

@@ -27,6 +27,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/channels"
+	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -41,6 +43,7 @@ type Options struct {
 	Store            *store.Store
 	Logger           *slog.Logger
 	HTTPClient       *http.Client
+	Metrics          *metrics.Metrics // nil: nothing is recorded
 }
 
 // Channel is a Feishu/Lark bot.
@@ -50,9 +53,12 @@ type Channel struct {
 	cli   *lark.Client
 	bot   string // the bot's open_id
 	allow map[string]bool
+	met   *metrics.Channel
+	link  channels.Link // from the long connection's lifecycle callbacks
 
 	mu     sync.Mutex
 	limits map[string]*rate.Limiter // per message: patches ≤ 1/s (Lark allows 5 QPS)
+	pause  channels.Pauses          // per chat: a rate limit's reset
 }
 
 // New returns a Channel. It makes no request until Start.
@@ -70,7 +76,7 @@ func New(o Options) (*Channel, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: 60 * time.Second}
 	}
-	c := &Channel{o: o, log: o.Logger.With("channel", Name), limits: map[string]*rate.Limiter{}}
+	c := &Channel{o: o, log: o.Logger.With("channel", Name), limits: map[string]*rate.Limiter{}, met: o.Metrics.Channel(Name)}
 	if len(o.AllowedUsers) > 0 {
 		c.allow = map[string]bool{}
 		for _, u := range o.AllowedUsers {
@@ -134,6 +140,16 @@ func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
 		larkws.WithDomain(c.o.Domain),
 		larkws.WithLogLevel(larkcore.LogLevelError),
 		larkws.WithAutoReconnect(true),
+		larkws.WithOnReady(func() { c.link.Set(true, "long connection open") }),
+		larkws.WithOnReconnected(func() { c.link.Set(true, "long connection open") }),
+		larkws.WithOnReconnecting(func() { c.link.Set(false, "long connection lost; reconnecting") }),
+		larkws.WithOnDisconnected(func() { c.link.Set(false, "long connection closed") }),
+		larkws.WithOnError(func(error) {
+			// The error may carry the connection URL (with its ticket):
+			// only that it failed is reported.
+			c.link.Set(false, "long connection failed; retrying")
+			c.met.Error(metrics.ErrChannel)
+		}),
 	)
 	wsCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -151,6 +167,10 @@ func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
 		return fmt.Errorf("lark: long connection stopped: %w (check channels.lark.app_id and app_secret)", err)
 	}
 }
+
+// Health implements channels.HealthReporter, from the long connection's
+// lifecycle callbacks.
+func (c *Channel) Health() channels.Health { return c.link.Health() }
 
 type fatalError struct{ msg string }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
 	larkim "github.com/larksuite/oapi-sdk-go/v3/service/im/v1"
@@ -24,9 +25,10 @@ const maxCardMarkdown = 14000
 
 // apiError is a Lark reply with a non-zero code.
 type apiError struct {
-	Code  int
-	Msg   string
-	Reset time.Duration // 99991400: when to try again
+	Code   int
+	Msg    string
+	Status int           // the HTTP status
+	Reset  time.Duration // rate limited (see limited): when to try again
 }
 
 func (e *apiError) Error() string { return fmt.Sprintf("lark: %d %s", e.Code, e.Msg) }
@@ -39,18 +41,36 @@ func check(resp *larkcore.ApiResp, code int, msg string) error {
 		return nil
 	}
 	e := &apiError{Code: code, Msg: msg}
-	if code == codeRateLimited && resp != nil {
-		if n, _ := strconv.Atoi(resp.Header.Get("x-ogw-ratelimit-reset")); n > 0 {
-			e.Reset = time.Duration(n) * time.Second
-		} else {
-			e.Reset = time.Second
+	if resp != nil {
+		e.Status = resp.StatusCode
+	}
+	if e.limited() {
+		e.Reset = time.Second
+		if resp != nil {
+			if n, _ := strconv.Atoi(resp.Header.Get("x-ogw-ratelimit-reset")); n > 0 {
+				e.Reset = time.Duration(min(n, 60)) * time.Second
+			}
 		}
 	}
 	return e
 }
 
 // Send implements bus.Sender.
-func (c *Channel) Send(ctx context.Context, out *bus.Outbound) ([]string, error) {
+func (c *Channel) Send(ctx context.Context, out *bus.Outbound) (ids []string, err error) {
+	if kind := channels.SendKind(out); kind != "" {
+		defer func() { c.met.Sent(kind, err) }()
+	}
+	// A rate limit holds every send to the chat, whichever send met it.
+	d, werr := c.pause.Wait(ctx, out.ChatID)
+	c.met.RateLimitWait(d)
+	if werr != nil {
+		return nil, werr
+	}
+	defer func() {
+		if ae, ok := rateLimited(err); ok {
+			c.pause.Hold(out.ChatID, ae.Reset)
+		}
+	}()
 	switch out.Kind {
 	case bus.OutMessage, bus.OutEdit:
 		if out.Final {
@@ -58,8 +78,8 @@ func (c *Channel) Send(ctx context.Context, out *bus.Outbound) ([]string, error)
 		}
 		if out.Kind == bus.OutEdit {
 			err := c.patch(ctx, out.EditID, out.Text)
-			var ae *apiError
-			if errors.As(err, &ae) && ae.Code == codeRateLimited {
+			if ae, ok := rateLimited(err); ok {
+				c.pause.Hold(out.ChatID, ae.Reset)
 				return nil, nil // the next patch, or the final, replaces it
 			}
 			return nil, err
@@ -85,7 +105,7 @@ func (c *Channel) final(ctx context.Context, out *bus.Outbound) ([]string, error
 	var ids []string
 	for i, part := range parts {
 		var id string
-		err := c.retry(ctx, func() error {
+		err := c.retry(ctx, out.ChatID, func() error {
 			if i == 0 && out.Kind == bus.OutEdit {
 				id = out.EditID
 				return c.patch(ctx, out.EditID, part)
@@ -102,19 +122,28 @@ func (c *Channel) final(ctx context.Context, out *bus.Outbound) ([]string, error
 	return ids, nil
 }
 
-// retry runs f, waiting out 99991400 (up to three times).
-func (c *Channel) retry(ctx context.Context, f func() error) error {
+// retry runs f, waiting out Lark's rate limits and retrying its server
+// errors (up to three times in all).
+func (c *Channel) retry(ctx context.Context, chat string, f func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := f()
-		var ae *apiError
-		if !errors.As(err, &ae) || ae.Code != codeRateLimited || attempt >= 3 {
+		if err == nil || attempt >= 3 {
 			return err
 		}
-		c.log.Warn("rate limited by Lark", "reset", ae.Reset)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(min(ae.Reset, time.Minute)):
+		var wait time.Duration
+		if ae, ok := rateLimited(err); ok {
+			wait = ae.Reset
+			c.log.WarnContext(ctx, "rate limited by Lark", "chat", chat, "code", ae.Code, "reset", wait)
+			c.pause.Hold(chat, wait) // other sends to the chat wait too
+			c.met.RateLimitWait(wait)
+		} else if transient(err) {
+			wait = channels.Backoff(attempt)
+			c.log.WarnContext(ctx, "Lark failed; retrying", "chat", chat, "err", err, "in", wait)
+		} else {
+			return err
+		}
+		if err := channels.Sleep(ctx, wait, nil); err != nil {
+			return err
 		}
 	}
 }
@@ -151,7 +180,9 @@ func (c *Channel) send(ctx context.Context, out *bus.Outbound, msgType, content 
 
 // patch replaces a card's markdown.
 func (c *Channel) patch(ctx context.Context, messageID, md string) error {
-	if err := c.limiter(messageID).Wait(ctx); err != nil {
+	d, err := channels.Wait(ctx, c.limiter(messageID))
+	c.met.RateLimitWait(d)
+	if err != nil {
 		return err
 	}
 	resp, err := c.cli.Im.V1.Message.Patch(ctx, larkim.NewPatchMessageReqBuilder().MessageId(messageID).
@@ -218,7 +249,16 @@ func (c *Channel) react(messageID, emoji string) {
 }
 
 // card is an interactive card (JSON 2.0) holding md, updatable in place.
+// Control characters (but tab and line breaks) and invalid UTF-8 are left
+// out: JSON spells each byte of them in six, which could take a card of
+// maxCardMarkdown bytes past Lark's 30 KB limit.
 func card(md string) string {
+	md = strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || r < 0x20 && r != '\t' && r != '\n' && r != '\r' {
+			return -1
+		}
+		return r
+	}, md)
 	if strings.TrimSpace(md) == "" {
 		md = " "
 	}

@@ -14,13 +14,14 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/store"
 )
 
 // event handles one Socket Mode event. Every envelope is acknowledged
-// promptly: text messages right after they are stored (milliseconds),
-// messages with files first (a download may take longer than Slack's
-// 3 s), anything unreadable at once.
+// promptly: messages right after they are stored (milliseconds; files are
+// stored by reference and fetched when the message's turn comes), anything
+// unreadable or not for us at once.
 func (c *Channel) event(ctx context.Context, b *bus.Bus, evt socketmode.Event) {
 	switch evt.Type {
 	case socketmode.EventTypeEventsAPI:
@@ -28,20 +29,18 @@ func (c *Channel) event(ctx context.Context, b *bus.Bus, evt socketmode.Event) {
 		if !ok || evt.Request == nil {
 			return
 		}
-		in, files := c.inbound(ev)
-		if in == nil || files {
-			c.ack(evt.Request.EnvelopeID)
-		}
+		in, _ := c.inbound(ev)
 		if in == nil {
+			c.ack(evt.Request.EnvelopeID)
 			return
 		}
 		if err := b.Publish(ctx, in); err != nil {
 			c.log.Error("could not accept a message; Slack will redeliver it", "err", err)
+			c.met.Error(metrics.ErrStore)
 			return // not acked: Slack retries, the retry is handled once
 		}
-		if !files {
-			c.ack(evt.Request.EnvelopeID)
-		}
+		c.met.Inbound()
+		c.ack(evt.Request.EnvelopeID)
 		go c.react(in.ChatID, in.MessageID, "eyes")
 	case socketmode.EventTypeSlashCommand:
 		if evt.Request != nil {
@@ -168,13 +167,19 @@ func (c *Channel) attachment(f slack.File) bus.Attachment {
 	if url == "" {
 		url = f.URLPrivate
 	}
-	return bus.Attachment{Name: f.Name, Size: int64(f.Size), Open: func() (io.ReadCloser, error) {
+	return bus.Attachment{Name: f.Name, Size: int64(f.Size), Ref: url, Open: c.Reattach(url)}
+}
+
+// Reattach (bus.Reattacher) fetches a shared file by its private URL,
+// with the bot token.
+func (c *Channel) Reattach(url string) func() (io.ReadCloser, error) {
+	return func() (io.ReadCloser, error) {
 		pr, pw := io.Pipe()
 		go func() {
 			pw.CloseWithError(c.api.GetFileContext(context.Background(), url, pw))
 		}()
 		return pr, nil
-	}}
+	}
 }
 
 // slash handles `/deerflow <command> …`: Slack intercepts unregistered
@@ -198,7 +203,9 @@ func (c *Channel) slash(ctx context.Context, b *bus.Bus, cmd slack.SlashCommand)
 	})
 	if err != nil {
 		c.log.Error("slash command", "err", err)
+		return
 	}
+	c.met.Inbound()
 }
 
 // ephemeralPrefix marks, in Outbound.ReplyTo, an answer to a slash

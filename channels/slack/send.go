@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/slack-go/slack"
 
@@ -19,7 +18,15 @@ const maxMarkdown = 12000
 const maxFallback = 3000
 
 // Send implements bus.Sender.
-func (c *Channel) Send(ctx context.Context, out *bus.Outbound) ([]string, error) {
+func (c *Channel) Send(ctx context.Context, out *bus.Outbound) (ids []string, err error) {
+	if kind := channels.SendKind(out); kind != "" {
+		defer func() { c.met.Sent(kind, err) }()
+	}
+	defer func() {
+		if d, ok := rateLimited(err); ok {
+			c.pause.Hold(out.ChatID, d) // whatever gave up on it, the channel waits
+		}
+	}()
 	if strings.HasPrefix(out.ReplyTo, ephemeralPrefix) {
 		return nil, c.ephemeral(ctx, out)
 	}
@@ -44,12 +51,12 @@ func (c *Channel) Send(ctx context.Context, out *bus.Outbound) ([]string, error)
 func (c *Channel) progress(ctx context.Context, out *bus.Outbound) ([]string, error) {
 	text := cut(out.Text, maxMarkdown)
 	if out.Kind == bus.OutEdit {
-		if err := c.limiter(out.ChatID).Wait(ctx); err != nil {
+		if err := c.wait(ctx, out.ChatID); err != nil {
 			return nil, err
 		}
 		_, _, _, err := c.api.UpdateMessageContext(ctx, out.ChatID, out.EditID, slack.MsgOptionText(text, false))
-		var rl *slack.RateLimitedError
-		if errors.As(err, &rl) {
+		if d, ok := rateLimited(err); ok {
+			c.pause.Hold(out.ChatID, d)
 			return nil, nil
 		}
 		return nil, err
@@ -73,10 +80,10 @@ func (c *Channel) final(ctx context.Context, out *bus.Outbound) ([]string, error
 			slack.MsgOptionBlocks(slack.NewMarkdownBlock("", part)),
 		}
 		var ts string
-		err := c.retry(ctx, func() error {
+		err := c.retry(ctx, out.ChatID, func() error {
 			var err error
 			if i == 0 && out.Kind == bus.OutEdit {
-				if err = c.limiter(out.ChatID).Wait(ctx); err == nil {
+				if err = c.wait(ctx, out.ChatID); err == nil {
 					_, ts, _, err = c.api.UpdateMessageContext(ctx, out.ChatID, out.EditID, opts...)
 				}
 				return err
@@ -94,7 +101,7 @@ func (c *Channel) final(ctx context.Context, out *bus.Outbound) ([]string, error
 
 // post sends a new message into the conversation's thread.
 func (c *Channel) post(ctx context.Context, out *bus.Outbound, opts ...slack.MsgOption) (string, error) {
-	if err := c.limiter(out.ChatID).Wait(ctx); err != nil {
+	if err := c.wait(ctx, out.ChatID); err != nil {
 		return "", err
 	}
 	if out.Topic != "" {
@@ -105,20 +112,27 @@ func (c *Channel) post(ctx context.Context, out *bus.Outbound, opts ...slack.Msg
 	return ts, err
 }
 
-// retry runs f, waiting out Slack's 429 Retry-After (up to three times).
-func (c *Channel) retry(ctx context.Context, f func() error) error {
+// retry runs f, waiting out Slack's 429 Retry-After and retrying its
+// server errors (up to three times in all). A 429 holds every send into
+// the channel (channels.Pauses), so the next try waits in f.
+func (c *Channel) retry(ctx context.Context, channel string, f func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := f()
-		var rl *slack.RateLimitedError
-		if !errors.As(err, &rl) || attempt >= 3 {
+		if err == nil || attempt >= 3 {
 			return err
 		}
-		wait := min(max(rl.RetryAfter, time.Second), time.Minute)
-		c.log.Warn("rate limited by Slack", "retry_after", wait)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
+		if d, ok := rateLimited(err); ok {
+			c.log.WarnContext(ctx, "rate limited by Slack", "channel", channel, "retry_after", d)
+			c.pause.Hold(channel, d)
+			continue
+		}
+		if !transient(err) {
+			return err
+		}
+		wait := channels.Backoff(attempt)
+		c.log.WarnContext(ctx, "Slack failed; retrying", "channel", channel, "err", err, "in", wait)
+		if err := channels.Sleep(ctx, wait, nil); err != nil {
+			return err
 		}
 	}
 }
@@ -141,7 +155,7 @@ func (c *Channel) upload(ctx context.Context, out *bus.Outbound) error {
 	if f == nil || f.Open == nil {
 		return errors.New("slack: no file to send")
 	}
-	return c.retry(ctx, func() error {
+	return c.retry(ctx, out.ChatID, func() error {
 		r, err := f.Open()
 		if err != nil {
 			return err
@@ -212,13 +226,15 @@ func (c *Channel) Typing(ctx context.Context, out *bus.Outbound) error {
 	return err
 }
 
-// cut shortens s to at most n bytes on a rune boundary.
+// cut shortens s to at most n bytes (n ≥ 3), "…" included, on a rune
+// boundary.
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && (s[n]&0xC0) == 0x80 {
-		n--
+	n = max(n-len("…"), 0)
+	for k := 0; k < 3 && n > 0 && s[n]&0xC0 == 0x80; k++ {
+		n-- // back to the start of the character (of valid UTF-8)
 	}
-	return s[:n-1] + "…"
+	return s[:n] + "…"
 }

@@ -23,6 +23,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/channels"
+	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -38,6 +40,7 @@ type Options struct {
 	Store        *store.Store // to tell whether a thread is one of our conversations
 	Logger       *slog.Logger
 	HTTPClient   *http.Client
+	Metrics      *metrics.Metrics // nil: nothing is recorded
 }
 
 // Channel is a Slack app in Socket Mode.
@@ -49,9 +52,12 @@ type Channel struct {
 
 	botUser, botID string
 	allow          map[string]bool
+	met            *metrics.Channel
+	link           channels.Link // from Socket Mode's connection events
 
 	mu        sync.Mutex
 	limits    map[string]*rate.Limiter // per channel: about one message a second
+	pause     channels.Pauses          // per channel: a 429's Retry-After
 	noStatus  bool                     // assistant.threads.setStatus is not available here
 	reactions map[string]bool          // channel/ts with our "eyes" on it
 }
@@ -78,6 +84,7 @@ func New(o Options) (*Channel, error) {
 		log:       o.Logger.With("channel", Name),
 		limits:    map[string]*rate.Limiter{},
 		reactions: map[string]bool{},
+		met:       o.Metrics.Channel(Name),
 	}
 	if len(o.AllowedUsers) > 0 {
 		c.allow = map[string]bool{}
@@ -129,8 +136,38 @@ func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
 			}
 			return fmt.Errorf("slack: socket mode stopped: %w (check channels.slack.app_token)", err)
 		case evt := <-c.sm.Events:
+			c.connection(evt)
 			c.event(ctx, b, evt)
 		}
+	}
+}
+
+// Health implements channels.HealthReporter, from Socket Mode's
+// connection events.
+func (c *Channel) Health() channels.Health { return c.link.Health() }
+
+// connection follows the Socket Mode connection through its events.
+func (c *Channel) connection(evt socketmode.Event) {
+	switch evt.Type {
+	case socketmode.EventTypeConnecting:
+		c.link.Set(false, "connecting")
+	case socketmode.EventTypeConnected, socketmode.EventTypeHello:
+		c.link.Set(true, "socket mode connected")
+	case socketmode.EventTypeConnectionError:
+		detail := "connection failed; retrying"
+		if e, ok := evt.Data.(*slack.ConnectionErrorEvent); ok {
+			var sc slack.StatusCodeError
+			if errors.As(e.ErrorObj, &sc) {
+				detail = fmt.Sprintf("connection failed (HTTP %d); retrying", sc.Code)
+			}
+		}
+		c.link.Set(false, detail)
+		c.met.Error(metrics.ErrChannel)
+	case socketmode.EventTypeInvalidAuth:
+		c.link.Set(false, "the app token was rejected")
+		c.met.Error(metrics.ErrChannel)
+	case socketmode.EventTypeDisconnect:
+		c.link.Set(false, "disconnected by Slack; reconnecting")
 	}
 }
 
@@ -158,6 +195,18 @@ func (c *Channel) auth(ctx context.Context) error {
 
 func (c *Channel) allowed(user string) bool {
 	return c.allow == nil || c.allow[user]
+}
+
+// wait spaces sends into channel (about one a second), counting the waits.
+func (c *Channel) wait(ctx context.Context, channel string) error {
+	d, err := c.pause.Wait(ctx, channel)
+	if err == nil {
+		var w time.Duration
+		w, err = channels.Wait(ctx, c.limiter(channel))
+		d += w
+	}
+	c.met.RateLimitWait(d)
+	return err
 }
 
 // limiter returns the channel's send limiter.

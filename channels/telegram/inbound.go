@@ -19,8 +19,25 @@ import (
 // error only when the message could not be stored (the update must then be
 // delivered again).
 func (c *Channel) handle(ctx context.Context, b *bus.Bus, u *models.Update) error {
+	in := c.inbound(u)
+	if in == nil {
+		return nil
+	}
+	if err := b.Publish(ctx, in); err != nil {
+		return err
+	}
+	c.met.Inbound()
+	return nil
+}
+
+// inbound turns one update into a bus message, or nil when it is not for
+// the bot (not a person's message, not addressed to it, not allowed, empty).
+func (c *Channel) inbound(u *models.Update) *bus.Inbound {
+	if u == nil || u.Message == nil {
+		return nil
+	}
 	m := u.Message
-	if m == nil || m.From == nil || m.From.IsBot {
+	if m.From == nil || m.From.IsBot {
 		return nil
 	}
 	if !c.allowed(m.From) {
@@ -66,7 +83,7 @@ func (c *Channel) handle(ctx context.Context, b *bus.Bus, u *models.Update) erro
 	if strings.TrimSpace(in.Text) == "" && len(in.Files) == 0 {
 		return nil
 	}
-	return b.Publish(ctx, in)
+	return in
 }
 
 // addressed reports whether a group message is for the bot: it mentions
@@ -140,13 +157,16 @@ func (c *Channel) attachments(m *models.Message) []bus.Attachment {
 		if name == "" {
 			name = fmt.Sprintf("document_%d", m.ID)
 		}
-		return []bus.Attachment{{Name: name, Size: d.FileSize, Open: c.download(d.FileID)}}
+		return []bus.Attachment{{Name: name, Size: d.FileSize, Ref: d.FileID, Open: c.download(d.FileID)}}
 	case len(m.Photo) > 0:
 		p := m.Photo[len(m.Photo)-1] // the largest size
-		return []bus.Attachment{{Name: fmt.Sprintf("photo_%d.jpg", m.ID), Size: int64(p.FileSize), Open: c.download(p.FileID)}}
+		return []bus.Attachment{{Name: fmt.Sprintf("photo_%d.jpg", m.ID), Size: int64(p.FileSize), Ref: p.FileID, Open: c.download(p.FileID)}}
 	}
 	return nil
 }
+
+// Reattach (bus.Reattacher) fetches a file by its file_id.
+func (c *Channel) Reattach(fileID string) func() (io.ReadCloser, error) { return c.download(fileID) }
 
 // download returns a func fetching a file via getFile and the file URL.
 func (c *Channel) download(fileID string) func() (io.ReadCloser, error) {

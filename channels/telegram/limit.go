@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/deerflow/deerflow/channels"
 )
 
 // limiter spaces the bot's calls the way Telegram asks: about one message
@@ -42,22 +44,24 @@ func (l *limiter) chat(id int64) (*rate.Limiter, time.Time) {
 	return lim, l.paused[id]
 }
 
-// wait blocks until a call to chat may go out.
-func (l *limiter) wait(ctx context.Context, chat int64) error {
+// wait blocks until a call to chat may go out and returns how long it
+// had to wait.
+func (l *limiter) wait(ctx context.Context, chat int64) (time.Duration, error) {
 	lim, until := l.chat(chat)
+	var waited time.Duration
 	if d := time.Until(until); d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := channels.Sleep(ctx, d, nil); err != nil {
+			return waited, err
 		}
+		waited = d
 	}
-	if err := lim.Wait(ctx); err != nil {
-		return err
+	d, err := channels.Wait(ctx, lim)
+	waited += d
+	if err != nil {
+		return waited, err
 	}
-	return l.global.Wait(ctx)
+	d, err = channels.Wait(ctx, l.global)
+	return waited + d, err
 }
 
 // pause holds calls to chat for d (Telegram's retry_after).

@@ -12,9 +12,11 @@ import (
 	"strconv"
 	"time"
 
+	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -38,6 +40,7 @@ func (e *apiError) Error() string {
 func (c *Channel) poll(ctx context.Context, b *bus.Bus) error {
 	offset := c.loadOffset()
 	delay := time.Duration(0)
+	short := false // after a failed poll, one that returns at once shows the recovery
 	for {
 		if delay > 0 {
 			select {
@@ -46,7 +49,7 @@ func (c *Channel) poll(ctx context.Context, b *bus.Bus) error {
 			case <-time.After(delay):
 			}
 		}
-		updates, err := c.getUpdates(ctx, offset+1)
+		updates, err := c.getUpdates(ctx, offset+1, short)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -61,14 +64,23 @@ func (c *Channel) poll(ctx context.Context, b *bus.Bus) error {
 		case err != nil:
 			delay = min(max(delay*2, time.Second), 30*time.Second)
 			c.log.Warn("getUpdates failed", "err", err, "retry_in", delay)
+			c.link.Set(false, "getUpdates failed: "+failure(err))
+			c.met.Error(metrics.ErrChannel)
+			short = true
 			continue
 		}
+		c.link.Set(true, "polling")
+		short = false
 		delay = 0
 		handled := offset
 		for _, u := range updates {
+			if u == nil {
+				continue // "result":[null]: nothing to handle or confirm
+			}
 			if err := c.handle(ctx, b, u); err != nil {
 				// Not stored: leave it unconfirmed and ask again.
 				c.log.Error("could not accept an update; it will be redelivered", "update", u.ID, "err", err)
+				c.met.Error(metrics.ErrStore)
 				delay = time.Second
 				break
 			}
@@ -106,15 +118,21 @@ func (c *Channel) saveOffset(off int64) {
 	if err != nil {
 		// Harmless: the updates come again and are dropped as duplicates.
 		c.log.Error("saving the update offset", "err", err)
+		c.met.Error(metrics.ErrStore)
 	}
 }
 
-// getUpdates makes one long-poll request.
-func (c *Channel) getUpdates(ctx context.Context, offset int64) ([]*models.Update, error) {
+// getUpdates makes one long-poll request (short: one that returns at
+// once).
+func (c *Channel) getUpdates(ctx context.Context, offset int64, short bool) ([]*models.Update, error) {
+	timeout := int(c.o.PollTimeout.Seconds())
+	if short {
+		timeout = 0
+	}
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)
 	w.WriteField("offset", strconv.FormatInt(offset, 10))
-	w.WriteField("timeout", strconv.Itoa(int(c.o.PollTimeout.Seconds())))
+	w.WriteField("timeout", strconv.Itoa(timeout))
 	w.WriteField("allowed_updates", `["message"]`)
 	w.Close()
 	url := c.o.APIURL + "/bot" + c.o.Token + "/getUpdates"
@@ -148,6 +166,20 @@ func (c *Channel) getUpdates(ctx context.Context, offset int64) ([]*models.Updat
 		return nil, &apiError{Code: r.ErrorCode, Description: r.Description, RetryAfter: r.Parameters.RetryAfter}
 	}
 	return r.Result, nil
+}
+
+// failure says briefly why a Bot API call failed, for Health: the API's
+// error, or that it could not be reached. Never the URL (it holds the
+// token).
+func failure(err error) string {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		return fmt.Sprintf("%d %s", ae.Code, ae.Description)
+	case errors.Is(err, tgbot.ErrorUnauthorized), errors.Is(err, tgbot.ErrorNotFound):
+		return "the bot token was rejected"
+	}
+	return "no answer from the Bot API"
 }
 
 // scrub removes the token from an error (URLs in net/http errors carry it).

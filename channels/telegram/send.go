@@ -15,6 +15,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/channels"
 )
 
 // maxText is Telegram's limit for one message, in UTF-16 units.
@@ -24,7 +25,10 @@ const maxText = 4096
 var errForbidden = errors.New("telegram: the bot can't write to this chat (blocked or removed)")
 
 // Send implements bus.Sender.
-func (c *Channel) Send(ctx context.Context, out *bus.Outbound) ([]string, error) {
+func (c *Channel) Send(ctx context.Context, out *bus.Outbound) (ids []string, err error) {
+	if kind := channels.SendKind(out); kind != "" {
+		defer func() { c.met.Sent(kind, err) }()
+	}
 	chat, err := strconv.ParseInt(out.ChatID, 10, 64)
 	if err != nil {
 		return nil, fmt.Errorf("telegram: bad chat id %q", out.ChatID)
@@ -33,7 +37,6 @@ func (c *Channel) Send(ctx context.Context, out *bus.Outbound) ([]string, error)
 		return nil, errForbidden
 	}
 	started := time.Now()
-	var ids []string
 	switch out.Kind {
 	case bus.OutMessage, bus.OutEdit:
 		if out.Final {
@@ -50,6 +53,10 @@ func (c *Channel) Send(ctx context.Context, out *bus.Outbound) ([]string, error)
 		c.markForbidden(chat, started)
 		return nil, errForbidden
 	}
+	var tm *tgbot.TooManyRequestsError
+	if errors.As(err, &tm) {
+		c.lim.pause(chat, retryAfter(tm)) // whatever gave up on it, the chat waits
+	}
 	return ids, err
 }
 
@@ -61,7 +68,7 @@ func (c *Channel) sendProgress(ctx context.Context, chat int64, out *bus.Outboun
 		err := c.edit(ctx, chat, out.EditID, text, false)
 		var tm *tgbot.TooManyRequestsError
 		if errors.As(err, &tm) {
-			c.lim.pause(chat, time.Duration(tm.RetryAfter)*time.Second)
+			c.lim.pause(chat, retryAfter(tm))
 			return nil, nil
 		}
 		return nil, err
@@ -89,7 +96,7 @@ func (c *Channel) sendFinal(ctx context.Context, chat int64, out *bus.Outbound) 
 			var err error
 			id, err = c.finalChunk(ctx, chat, out, i, chunk, true)
 			if isParseError(err) {
-				c.log.Warn("Telegram could not parse the rendered HTML; sending plain text", "err", err)
+				c.log.WarnContext(ctx, "Telegram could not parse the rendered HTML; sending plain text", "err", err)
 				id, err = c.finalChunk(ctx, chat, out, i, htmlToText(chunk), false)
 			}
 			return err
@@ -116,22 +123,45 @@ func (c *Channel) finalChunk(ctx context.Context, chat int64, out *bus.Outbound,
 	return c.sendText(ctx, chat, out, text, isHTML, replyTo)
 }
 
-// retry runs f, waiting out 429s (up to three times).
+// wait spaces calls to chat (see limiter), counting the waits.
+func (c *Channel) wait(ctx context.Context, chat int64) error {
+	d, err := c.lim.wait(ctx, chat)
+	c.met.RateLimitWait(d)
+	return err
+}
+
+// retry runs f, waiting out 429s and retrying Telegram's server errors
+// (up to three times in all).
 func (c *Channel) retry(ctx context.Context, chat int64, f func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := f()
 		var tm *tgbot.TooManyRequestsError
-		if !errors.As(err, &tm) || attempt >= 3 {
+		switch {
+		case err == nil || attempt >= 3:
+			return err
+		case errors.As(err, &tm):
+			wait := retryAfter(tm)
+			c.log.WarnContext(ctx, "rate limited by Telegram", "chat", chat, "retry_after", wait)
+			c.lim.pause(chat, wait)
+		case transient(err):
+			wait := channels.Backoff(attempt)
+			c.log.WarnContext(ctx, "Telegram failed; retrying", "chat", chat, "err", err, "in", wait)
+			if err := channels.Sleep(ctx, wait, nil); err != nil {
+				return err
+			}
+		default:
 			return err
 		}
-		wait := time.Duration(min(max(tm.RetryAfter, 1), 60)) * time.Second
-		c.log.Warn("rate limited by Telegram", "chat", chat, "retry_after", wait)
-		c.lim.pause(chat, wait)
 	}
 }
 
+// retryAfter is how long a 429 asks to wait, within reason.
+func retryAfter(tm *tgbot.TooManyRequestsError) time.Duration {
+	return time.Duration(min(max(tm.RetryAfter, 1), 60)) * time.Second
+}
+
 func (c *Channel) sendText(ctx context.Context, chat int64, out *bus.Outbound, text string, isHTML bool, replyTo string) (string, error) {
-	if err := c.lim.wait(ctx, chat); err != nil {
+	if err := c.wait(ctx, chat); err != nil {
 		return "", err
 	}
 	p := &tgbot.SendMessageParams{
@@ -161,7 +191,7 @@ func (c *Channel) edit(ctx context.Context, chat int64, id, text string, isHTML 
 	if err != nil {
 		return fmt.Errorf("telegram: bad message id %q", id)
 	}
-	if err := c.lim.wait(ctx, chat); err != nil {
+	if err := c.wait(ctx, chat); err != nil {
 		return err
 	}
 	p := &tgbot.EditMessageTextParams{ChatID: chat, MessageID: n, Text: text,
@@ -190,7 +220,7 @@ func (c *Channel) sendFile(ctx context.Context, chat int64, out *bus.Outbound) (
 			return err
 		}
 		defer r.Close()
-		if err := c.lim.wait(ctx, chat); err != nil {
+		if err := c.wait(ctx, chat); err != nil {
 			return err
 		}
 		upload := &models.InputFileUpload{Filename: f.Name, Data: r}
@@ -262,16 +292,18 @@ func (c *Channel) heardFrom(chat int64) {
 
 // cutText shortens s to at most n UTF-16 units, on a rune boundary.
 func cutText(s string, n int) string {
-	units := 0
+	units, cut := 0, -1
 	for i, r := range s {
 		w := 1
 		if r >= 0x10000 {
 			w = 2
 		}
-		if units+w > n-1 {
-			return s[:i] + "…"
+		if cut < 0 && units+w > n-1 {
+			cut = i // where the text ends if "…" must follow
 		}
-		units += w
+		if units += w; units > n {
+			return s[:cut] + "…"
+		}
 	}
 	return s
 }

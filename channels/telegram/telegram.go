@@ -23,6 +23,8 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/channels"
+	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -38,7 +40,8 @@ type Options struct {
 	Logger       *slog.Logger // nil: slog.Default()
 	// PollTimeout is the long-poll wait per getUpdates; 0 → 50 s.
 	PollTimeout time.Duration
-	HTTPClient  *http.Client // nil: a client with sane timeouts
+	HTTPClient  *http.Client     // nil: a client with sane timeouts
+	Metrics     *metrics.Metrics // nil: nothing is recorded
 }
 
 // Channel is a Telegram bot.
@@ -50,6 +53,8 @@ type Channel struct {
 	me    *models.User
 	allow map[string]bool
 	lim   *limiter
+	met   *metrics.Channel
+	link  channels.Link // connected once getMe answered, and while polls succeed
 
 	mu        sync.Mutex
 	forbidden map[int64]bool      // chats that blocked or removed the bot (logged once)
@@ -80,12 +85,13 @@ func New(o Options) (*Channel, error) {
 		http:      o.HTTPClient,
 		allow:     allowSet(o.AllowedUsers),
 		lim:       newLimiter(),
+		met:       o.Metrics.Channel(Name),
 		forbidden: map[int64]bool{},
 		heard:     map[int64]time.Time{},
 	}
 	b, err := tgbot.New(o.Token,
 		tgbot.WithServerURL(o.APIURL),
-		tgbot.WithHTTPClient(o.PollTimeout, o.HTTPClient),
+		tgbot.WithHTTPClient(o.PollTimeout, serverErrors(o.HTTPClient)),
 		tgbot.WithSkipGetMe(),
 		tgbot.WithDefaultHandler(func(context.Context, *tgbot.Bot, *models.Update) {}),
 	)
@@ -98,6 +104,10 @@ func New(o Options) (*Channel, error) {
 
 // Name implements bus.Sender.
 func (c *Channel) Name() string { return Name }
+
+// Health implements channels.HealthReporter: connected once the Bot API
+// answered getMe, and for as long as getUpdates polls succeed.
+func (c *Channel) Health() channels.Health { return c.link.Health() }
 
 // EditInterval implements bus.EditThrottler: Telegram allows about one
 // message a second per chat, and twenty a minute in a group.
@@ -117,6 +127,7 @@ func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
 		return err
 	}
 	c.me = me
+	c.link.Set(true, "polling")
 	if _, err := c.bot.DeleteWebhook(ctx, &tgbot.DeleteWebhookParams{}); err != nil {
 		c.log.Warn("deleteWebhook failed; polling may conflict with a webhook", "err", err)
 	}
@@ -148,6 +159,8 @@ func (c *Channel) getMe(ctx context.Context) (*models.User, error) {
 			return nil, fmt.Errorf("telegram: the bot token was rejected; check channels.telegram.bot_token")
 		}
 		c.log.Warn("getMe failed; retrying", "err", err, "in", delay)
+		c.link.Set(false, "getMe failed: "+failure(err))
+		c.met.Error(metrics.ErrChannel)
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()

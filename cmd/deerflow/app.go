@@ -15,9 +15,11 @@ import (
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/config"
+	"github.com/deerflow/deerflow/internal/logctx"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/mcp"
 	"github.com/deerflow/deerflow/memory"
+	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/sandbox"
 	"github.com/deerflow/deerflow/skills"
 	"github.com/deerflow/deerflow/store"
@@ -35,14 +37,14 @@ type app struct {
 	tools   *tools.Registry
 	agent   *agent.Agent
 	bus     *bus.Bus
+	metrics *metrics.Metrics // nil without http.listen
 
-	unpacked    chan struct{} // closed once the built-in skills are on disk
-	mcp         *mcp.Manager  // nil without mcp.servers
-	mcpStop     context.CancelFunc
-	subagents   *subagents.Manager
-	memory      *memory.Manager // nil when memory.enabled is false
-	skills      *skills.Manager
-	interrupted []*store.Task // subagent tasks a previous process left running
+	unpacked  chan struct{} // closed once the built-in skills are on disk
+	mcp       *mcp.Manager  // nil without mcp.servers
+	mcpStop   context.CancelFunc
+	subagents *subagents.Manager
+	memory    *memory.Manager // nil when memory.enabled is false
+	skills    *skills.Manager
 }
 
 // newLogger returns the process logger writing to w, per cfg.Log.
@@ -52,10 +54,13 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 		level = slog.LevelInfo
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if cfg.Log.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	// A run's id travels in its context; every line logged with it
+	// carries it.
+	return slog.New(logctx.Wrap(h))
 }
 
 // newApp opens the store and wires the agent and the bus. The caller must
@@ -65,7 +70,7 @@ func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, log: log, store: st}
+	a := &app{cfg: cfg, log: log, store: st, metrics: newMetrics(cfg)}
 	if err := a.wire(); err != nil {
 		st.Close()
 		return nil, err
@@ -118,7 +123,7 @@ func (a *app) wire() error {
 		a.tools.Add(t)
 	}
 	models := modelRefs(cfg, log)
-	if a.subagents, err = newSubagents(cfg, st, models, a.tools, sb, log); err != nil {
+	if a.subagents, err = newSubagents(cfg, st, models, a.tools, sb, log, a.metrics); err != nil {
 		return err
 	}
 	a.tools.Add(a.subagents.Tool())
@@ -137,6 +142,7 @@ func (a *app) wire() error {
 	p.SetSection(agent.SectionSkills, func(context.Context, *agent.Input) string { return sk.PromptSection() })
 	opts := agent.Options{
 		Store:            st,
+		Metrics:          a.metrics,
 		Models:           models,
 		Tools:            a.tools,
 		Prompt:           p,
@@ -189,12 +195,16 @@ func (a *app) wire() error {
 		},
 		UploadsNote: sandbox.UploadsNote,
 		Skills:      a.skills,
+		Reopen:      sb.Reopen,
 	}
 	if a.memory != nil {
 		bo.Memory = a.memory
 	}
-	a.bus, err = bus.New(bo)
-	return err
+	if a.bus, err = bus.New(bo); err != nil {
+		return err
+	}
+	a.metrics.QueueDepth(a.bus.Depth)
+	return nil
 }
 
 // newMCP builds the MCP client for cfg's servers; stdio servers run in
@@ -284,17 +294,18 @@ func (a *app) turnContext(_ context.Context, in *agent.Input) string {
 func publicSkillsDir(dataDir string) string { return filepath.Join(dataDir, "skills", "public") }
 
 // recover marks runs that were in flight when a previous process died as
-// interrupted, and their unfinished subagent tasks too (kept in
-// a.interrupted, to be reported once the channels are up). The threads are
-// repaired by the agent on their next run.
+// interrupted, and their unfinished subagent tasks too, and records (in
+// the same transaction) what their conversations will be told once the
+// channels are up. The threads are repaired by the agent on their next
+// run.
 func (a *app) recover() error {
 	now := time.Now()
 	return a.store.Update(func(tx *store.Tx) error {
-		a.interrupted = nil
 		runs, err := tx.RunsWithStatus(store.RunRunning)
 		if err != nil {
 			return err
 		}
+		var stopped []*store.Task
 		for _, r := range runs {
 			r.Status = store.RunInterrupted
 			r.Ended = now
@@ -314,31 +325,22 @@ func (a *app) recover() error {
 					return err
 				}
 				t.Status, t.Ended = tools.TaskInterrupted, now
-				a.interrupted = append(a.interrupted, t)
+				stopped = append(stopped, t)
 				a.log.Warn("subagent task was interrupted by a restart", "task", t.ID, "run", r.ID, "description", t.Description)
 			}
 		}
-		return nil
+		return a.bus.RecordInterrupted(tx, runs, stopped)
 	})
 }
 
-// reportInterrupted tells the conversations of interrupted subagent tasks,
-// once, in the background.
-func (a *app) reportInterrupted(ctx context.Context) {
-	tasks := a.interrupted
-	a.interrupted = nil
-	if len(tasks) == 0 {
-		return
-	}
-	go a.bus.ReportInterrupted(ctx, tasks)
-}
-
-// shutdown stops running turns (they record their state), then closes the
-// store.
+// shutdown stops intake, lets running turns finish for up to grace, then
+// cancels the rest (they record their state), runs the waiting memory
+// updates and closes the store. Everything after the grace period gets at
+// most shutdownTail.
 func (a *app) shutdown(grace time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	ctx, cancel := context.WithTimeout(context.Background(), grace+shutdownTail)
 	defer cancel()
-	a.bus.Close(ctx, errShutdown)
+	a.bus.Close(ctx, grace, errShutdown)
 	if a.memory != nil {
 		a.memory.Flush(ctx) // the exchanges that have waited for quiet
 	}
@@ -355,6 +357,10 @@ func (a *app) shutdown(grace time.Duration) {
 	}
 }
 
+// shutdownTail bounds the work after the grace period: cancelled runs
+// recording their state, memory updates, closing MCP servers.
+const shutdownTail = 10 * time.Second
+
 var errShutdown = errors.New("deerflow is shutting down")
 
 // newMemory builds long-term memory, updated by the default model.
@@ -370,7 +376,7 @@ func newMemory(cfg *config.Config, st *store.Store, model agent.ModelRef, log *s
 }
 
 // newSubagents builds the subagent manager over the lead's tools.
-func newSubagents(cfg *config.Config, st *store.Store, models []agent.ModelRef, lead *tools.Registry, sb *sandbox.Manager, log *slog.Logger) (*subagents.Manager, error) {
+func newSubagents(cfg *config.Config, st *store.Store, models []agent.ModelRef, lead *tools.Registry, sb *sandbox.Manager, log *slog.Logger, met *metrics.Metrics) (*subagents.Manager, error) {
 	sc := cfg.Subagents
 	types := make([]subagents.Type, len(sc.Types))
 	for i, t := range sc.Types {
@@ -393,6 +399,7 @@ func newSubagents(cfg *config.Config, st *store.Store, models []agent.ModelRef, 
 		Timeout:        time.Duration(sc.TimeoutSeconds) * time.Second,
 		ToolTimeout:    time.Duration(cfg.Agent.ToolTimeoutSeconds) * time.Second,
 		Logger:         log,
+		Metrics:        met,
 	})
 }
 
@@ -446,8 +453,8 @@ func modelRefs(cfg *config.Config, log *slog.Logger) []agent.ModelRef {
 			Timeout:       time.Duration(m.TimeoutSeconds) * time.Second,
 			MaxRetries:    m.MaxRetries,
 			SendReasoning: m.SendReasoning,
-			Logf: func(format string, args ...any) {
-				log.Warn(fmt.Sprintf(format, args...), "model", name)
+			Logf: func(ctx context.Context, format string, args ...any) {
+				log.WarnContext(ctx, fmt.Sprintf(format, args...), "model", name)
 			},
 		})
 		refs = append(refs, agent.ModelRef{

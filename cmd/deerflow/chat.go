@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"time"
 
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/channels/console"
@@ -31,7 +30,7 @@ func chat(ctx context.Context, cfg *config.Config, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
-	defer a.shutdown(5 * time.Second)
+	defer a.shutdown(0) // the console waits for its answers itself
 
 	tty := isTerminal(stdout) && isTerminal(stdin)
 	if tty {
@@ -55,7 +54,7 @@ func runConsole(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, 
 	if _, err := a.bus.Recover(ctx); err != nil {
 		return err
 	}
-	a.reportInterrupted(ctx)
+	a.bus.Start(ctx)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

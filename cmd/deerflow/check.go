@@ -57,6 +57,12 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 	fmt.Fprintf(w, "channel\tconsole: available through `deerflow chat`\n")
 	fmt.Fprintf(w, "agent\t%s, up to %d model calls per message, %d messages queued per conversation\n",
 		cfg.Agent.Name, cfg.Agent.MaxTurns, cfg.Router.MaxQueued)
+	if cfg.HTTP.Listen != "" {
+		fmt.Fprintf(w, "http\t/healthz and /metrics on %s\n", cfg.HTTP.Listen)
+	} else {
+		fmt.Fprintf(w, "http\toff (set http.listen for /healthz and /metrics)\n")
+	}
+	fmt.Fprintf(w, "shutdown\trunning replies get %d s to finish on SIGTERM\n", cfg.Shutdown.GraceSeconds)
 	// The sandbox is built in a scratch directory: check changes nothing.
 	scratch, err := os.MkdirTemp("", "deerflow-check")
 	if err == nil {

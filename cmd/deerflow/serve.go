@@ -17,8 +17,9 @@ import (
 )
 
 // serve runs every enabled channel until SIGINT or SIGTERM, then shuts down
-// gracefully: intake stops, running turns are cancelled and record their
-// state, the store is closed.
+// gracefully: intake stops, running turns get shutdown.grace_seconds to
+// finish before they are cancelled (and record their state), the memory
+// queue is flushed, the store is closed, and the exit status is 0.
 func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	log := newLogger(cfg, stderr)
 	if !anyChannel(cfg) {
@@ -30,14 +31,21 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	}
 	chans, err := platformChannels(cfg, a)
 	if err != nil {
-		a.shutdown(time.Second)
+		a.shutdown(0)
 		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc, err := startChannels(ctx, a, chans)
 	if err != nil {
-		a.shutdown(time.Second)
+		a.shutdown(0)
+		return err
+	}
+	go settle(ctx, a, chans)
+	opsSrv, err := startOps(a, chans)
+	if err != nil {
+		stop()
+		a.shutdown(0)
 		return err
 	}
 	log.Info("deerflow serving", "version", versionString(), "channels", len(chans), "data_dir", cfg.DataDir)
@@ -48,7 +56,8 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	}
 	log.Info("shutting down")
 	stop()
-	a.shutdown(30 * time.Second)
+	a.shutdown(time.Duration(cfg.Shutdown.GraceSeconds) * time.Second)
+	stopOps(opsSrv)
 	return err
 }
 
@@ -62,7 +71,7 @@ func startChannels(ctx context.Context, a *app, chans []channels.Channel) (<-cha
 	if _, err := a.bus.Recover(ctx); err != nil {
 		return nil, err
 	}
-	a.reportInterrupted(ctx)
+	a.bus.Start(ctx)
 	errc := make(chan error, len(chans))
 	for _, ch := range chans {
 		go func() { errc <- ch.Start(ctx, a.bus) }()
@@ -76,7 +85,7 @@ func platformChannels(cfg *config.Config, a *app) ([]channels.Channel, error) {
 	if t := cfg.Channels.Telegram; t.Enabled {
 		ch, err := telegram.New(telegram.Options{
 			Token: t.BotToken, APIURL: t.APIURL, AllowedUsers: t.AllowedUsers,
-			Store: a.store, Logger: a.log,
+			Store: a.store, Logger: a.log, Metrics: a.metrics,
 		})
 		if err != nil {
 			return nil, err
@@ -86,7 +95,7 @@ func platformChannels(cfg *config.Config, a *app) ([]channels.Channel, error) {
 	if sl := cfg.Channels.Slack; sl.Enabled {
 		ch, err := slack.New(slack.Options{
 			BotToken: sl.BotToken, AppToken: sl.AppToken, APIURL: sl.APIURL,
-			AllowedUsers: sl.AllowedUsers, Store: a.store, Logger: a.log,
+			AllowedUsers: sl.AllowedUsers, Store: a.store, Logger: a.log, Metrics: a.metrics,
 		})
 		if err != nil {
 			return nil, err
@@ -96,7 +105,7 @@ func platformChannels(cfg *config.Config, a *app) ([]channels.Channel, error) {
 	if lk := cfg.Channels.Lark; lk.Enabled {
 		ch, err := lark.New(lark.Options{
 			AppID: lk.AppID, AppSecret: lk.AppSecret, Domain: lk.Domain,
-			AllowedUsers: lk.AllowedUsers, Store: a.store, Logger: a.log,
+			AllowedUsers: lk.AllowedUsers, Store: a.store, Logger: a.log, Metrics: a.metrics,
 		})
 		if err != nil {
 			return nil, err

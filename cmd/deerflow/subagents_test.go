@@ -291,7 +291,10 @@ func TestRestartReportsInterruptedSubagents(t *testing.T) {
 	cmd.Wait()
 
 	serve()
-	notice := waitMessage(t, tg, ann.ID, "I was restarted while subagents were working")
+	notice := waitMessage(t, tg, ann.ID, "I was restarted before I could finish this reply")
+	if !strings.Contains(notice.PlainText, "send /retry") {
+		t.Errorf("the notice does not point to /retry: %+v", notice)
+	}
 	for _, d := range []string{"Read the report", "Check the numbers"} {
 		if !strings.Contains(notice.PlainText, d) {
 			t.Errorf("the notice does not name %q: %q", d, notice.PlainText)

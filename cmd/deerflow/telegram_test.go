@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 	"unicode/utf16"
 
 	"github.com/deerflow/deerflow/config"
@@ -81,7 +80,7 @@ func (r *serveRun) stop() {
 			r.t.Errorf("channel: %v", err)
 		}
 	}
-	r.app.shutdown(5 * time.Second)
+	r.app.shutdown(0) // no grace: tests that hold a reply want it cancelled
 }
 
 func newTelegram(t *testing.T) *faketelegram.Server {
@@ -161,7 +160,7 @@ func TestTelegramPrivateConversation(t *testing.T) {
 	for _, c := range tg.Commands() {
 		names = append(names, c.Command)
 	}
-	if got := strings.Join(names, ","); got != "new,status,stop,models,memory,skills,help" {
+	if got := strings.Join(names, ","); got != "new,status,stop,retry,models,memory,skills,help" {
 		t.Errorf("registered commands = %s", got)
 	}
 	if len(tg.CallsOf("sendChatAction")) == 0 {

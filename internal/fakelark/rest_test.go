@@ -251,4 +251,34 @@ func TestFailNextRateLimit(t *testing.T) {
 	if last.Status != 429 || last.Code != 99991400 || last.Method != "POST" || !strings.Contains(last.Body, `"receive_id":"oc_g"`) {
 		t.Fatalf("calls %+v", calls)
 	}
+	// Answer times, for checking that a client waited out the reset.
+	if next := calls[len(calls)-1]; last.Time.IsZero() || next.Time.Before(last.Time) {
+		t.Errorf("answered at %v then %v", last.Time, next.Time)
+	}
+}
+
+func TestFailAlwaysAndClear(t *testing.T) {
+	f := fakelark.New(t)
+	cli := restClient(f)
+	f.AddChat("oc_g")
+	f.FailNext("/open-apis/im/v1/messages", http.StatusBadRequest, fakelark.CodeChatRateLimit, 0)
+	f.FailAlways("/open-apis/im/v1/messages", http.StatusInternalServerError, 1, 0)
+	if r := create(t, cli, "chat_id", "oc_g", "text", fakelark.Text("x"), ""); r.Code != fakelark.CodeChatRateLimit || r.ApiResp.StatusCode != 400 {
+		t.Fatalf("first call: %d %d, want the queued per-chat limit", r.Code, r.ApiResp.StatusCode)
+	}
+	for range 3 {
+		if r := create(t, cli, "chat_id", "oc_g", "text", fakelark.Text("x"), ""); r.Code != 1 || r.ApiResp.StatusCode != 500 {
+			t.Fatalf("failing always: %d %d", r.Code, r.ApiResp.StatusCode)
+		}
+	}
+	f.FailNext("/open-apis/im/v1/messages", http.StatusBadRequest, fakelark.CodeSendRateLimit, 0)
+	if n := f.ClearFailures("/open-apis/im/v1/messages"); n != 1 {
+		t.Errorf("ClearFailures left %d unused, want 1", n)
+	}
+	if r := create(t, cli, "chat_id", "oc_g", "text", fakelark.Text("x"), ""); !r.Success() {
+		t.Fatalf("after ClearFailures: %d %s", r.Code, r.Msg)
+	}
+	if n := len(f.Messages("oc_g")); n != 1 {
+		t.Errorf("%d messages, want only the last", n)
+	}
 }

@@ -40,6 +40,8 @@ const (
 	CodeEditLimit      = 230072   // more than 20 edits of one message
 	CodeTokenInvalid   = 99991663 // missing or unknown tenant access token
 	CodeRateLimited    = 99991400 // request trigger frequency limit
+	CodeChatRateLimit  = 230020   // im: too many messages to one chat (HTTP 400)
+	CodeSendRateLimit  = 11232    // im: the app's message sending is rate limited (HTTP 400)
 	CodeAppSecretWrong = 10014    // token endpoint: wrong app_id/app_secret
 	CodeResourceGone   = 234003   // resource not found in that message
 	CodeBadUpload      = 234001   // invalid upload / download parameter
@@ -49,14 +51,16 @@ const (
 type Call struct {
 	Method, Path string
 	Query        string
-	Body         string // the request body (multipart bodies are summarised)
-	Status       int    // HTTP status answered
-	Code         int    // Lark "code" answered (0 for raw downloads)
+	Body         string    // the request body (multipart bodies are summarised)
+	Status       int       // HTTP status answered
+	Code         int       // Lark "code" answered (0 for raw downloads)
+	Time         time.Time // when the fake answered it (for "did the client wait out the reset")
 }
 
 type failure struct {
 	prefix                   string
 	status, code, resetAfter int
+	always                   bool // FailAlways: not used up
 }
 
 // Server is a running fake. Fields are read-only after New except
@@ -181,7 +185,36 @@ func (s *Server) Calls() []Call {
 func (s *Server) FailNext(pathPrefix string, httpStatus, code, resetSeconds int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.failures = append(s.failures, failure{pathPrefix, httpStatus, code, resetSeconds})
+	s.failures = append(s.failures, failure{pathPrefix, httpStatus, code, resetSeconds, false})
+}
+
+// FailAlways makes every request whose path starts with pathPrefix fail as
+// FailNext describes (after the failures queued before it), until
+// ClearFailures: a Lark that keeps refusing for longer than any client
+// retries.
+func (s *Server) FailAlways(pathPrefix string, httpStatus, code, resetSeconds int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures = append(s.failures, failure{pathPrefix, httpStatus, code, resetSeconds, true})
+}
+
+// ClearFailures drops the failures queued or set with FailAlways for
+// exactly pathPrefix. It returns how many queued failures were left unused.
+func (s *Server) ClearFailures(pathPrefix string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	kept := s.failures[:0]
+	for _, f := range s.failures {
+		switch {
+		case f.prefix != pathPrefix:
+			kept = append(kept, f)
+		case !f.always:
+			n++
+		}
+	}
+	s.failures = kept
+	return n
 }
 
 // InvalidateTokens forgets every issued tenant token. Requests then get
@@ -198,11 +231,12 @@ type reply struct {
 	w      http.ResponseWriter
 	status int
 	code   int
+	at     time.Time // when the answer was decided, before it was written
 }
 
 // json writes v with Lark's JSON content type; code is recorded in Calls.
 func (r *reply) json(status, code int, v any) {
-	r.status, r.code = status, code
+	r.status, r.code, r.at = status, code, time.Now()
 	r.w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	r.w.WriteHeader(status)
 	_ = json.NewEncoder(r.w).Encode(v)
@@ -239,7 +273,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	rep := &reply{w: w}
 	defer func() {
 		s.mu.Lock()
-		s.calls = append(s.calls, Call{r.Method, r.URL.Path, r.URL.RawQuery, summary, rep.status, rep.code})
+		at := rep.at
+		if at.IsZero() { // a raw download
+			at = time.Now()
+		}
+		s.calls = append(s.calls, Call{r.Method, r.URL.Path, r.URL.RawQuery, summary, rep.status, rep.code, at})
 		s.notifyLocked()
 		s.mu.Unlock()
 	}()
@@ -277,7 +315,9 @@ func (s *Server) injectedFailure(rep *reply, path string) bool {
 		if strings.HasPrefix(path, s.failures[i].prefix) {
 			ff := s.failures[i]
 			f = &ff
-			s.failures = append(s.failures[:i], s.failures[i+1:]...)
+			if !ff.always {
+				s.failures = append(s.failures[:i], s.failures[i+1:]...)
+			}
 			break
 		}
 	}
@@ -286,8 +326,13 @@ func (s *Server) injectedFailure(rep *reply, path string) bool {
 		return false
 	}
 	msg := "injected failure"
-	if f.code == CodeRateLimited {
+	switch f.code {
+	case CodeRateLimited:
 		msg = "request trigger frequency limit"
+	case CodeChatRateLimit:
+		msg = "The chat has reached its message rate limit. ext=chat rate limit"
+	case CodeSendRateLimit:
+		msg = "create message trigger rate limit"
 	}
 	rep.w.Header().Set("x-ogw-ratelimit-limit", "50")
 	rep.w.Header().Set("x-ogw-ratelimit-reset", strconv.Itoa(f.resetAfter))

@@ -31,6 +31,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Server is a fake OpenAI endpoint. Its zero value is not usable; call New.
@@ -184,6 +185,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	req, wire, decodeErr := decode(body)
 	req.Header = r.Header.Clone()
+	req.Time = time.Now()
 	nth := s.begin(req)
 	cancelled := false
 	defer func() { s.end(cancelled) }()

@@ -94,6 +94,38 @@ func TestCutAfter(t *testing.T) {
 	}
 }
 
+func TestAbort(t *testing.T) {
+	s := New(t)
+	for _, chunk := range []int{2, -1} { // streamed, and written at once
+		s.Script(Turn{Text: "0123456789", Chunk: chunk, CutAfter: 3, Abort: true})
+		resp, err := http.Post(s.URL+"/chat/completions", "application/json", strings.NewReader(hello))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("chunk %d: reading the aborted body: %v, want an unexpected EOF", chunk, err)
+		}
+		// CutAfter counts content events only: with the text in one delta
+		// there are two (the role, the text), then half of the finish.
+		want := 3
+		if chunk < 0 {
+			want = 2
+		}
+		body := string(b)
+		full := strings.Count(body, "\n\n")
+		last := body[strings.LastIndex(body, "\n\n")+2:]
+		if full != want || !strings.HasPrefix(last, "data: {") || strings.HasSuffix(last, "}") {
+			t.Errorf("chunk %d: %d whole events then %q, want %d and half of the next:\n%s", chunk, full, last, want, body)
+		}
+	}
+	reqs := s.WaitRequests(2)
+	if reqs[0].Time.IsZero() || reqs[1].Time.Before(reqs[0].Time) {
+		t.Errorf("arrival times %v, %v", reqs[0].Time, reqs[1].Time)
+	}
+}
+
 func TestStreamError(t *testing.T) {
 	s := New(t)
 	s.Script(Turn{Text: "par", StreamError: `{"message":"overloaded","type":"server_error","code":null}`})

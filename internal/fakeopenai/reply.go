@@ -41,6 +41,11 @@ type Turn struct {
 	// the content events), with no finish_reason and no [DONE]: a cut
 	// stream. Negative ends it right after the headers.
 	CutAfter int
+	// Abort, with CutAfter, drops the connection instead of ending the
+	// response: half of the next event is sent, then the connection is
+	// closed without the end of the chunked body, as when a proxy or the
+	// network fails mid-stream. The client sees an unexpected EOF.
+	Abort bool
 	// StreamError, a JSON object, is sent as `data: {"error":<StreamError>}`
 	// after the content, in place of the finish.
 	StreamError string
@@ -90,6 +95,9 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, req *Request, t *
 		if limit > 0 {
 			w.Write(ev.buf[:ev.ends[limit-1]])
 		}
+		if t.Abort {
+			abort(w, ev, limit)
+		}
 		return true
 	}
 	rc := http.NewResponseController(w)
@@ -112,7 +120,24 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, req *Request, t *
 		}
 		start = ev.ends[i]
 	}
+	if t.Abort {
+		abort(w, ev, limit)
+	}
 	return true
+}
+
+// abort writes the first half of event n, if there is one, then drops the
+// connection: the server closes it without ending the chunked body.
+func abort(w http.ResponseWriter, ev *events, n int) {
+	start := 0
+	if n > 0 {
+		start = ev.ends[n-1]
+	}
+	if n < len(ev.ends) {
+		w.Write(ev.buf[start : start+(ev.ends[n]-start)/2])
+	}
+	http.NewResponseController(w).Flush()
+	panic(http.ErrAbortHandler)
 }
 
 // pause waits for hold to close or d to pass (whichever is set), and

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Request is a chat completion request as the fake decoded it.
@@ -20,7 +21,8 @@ type Request struct {
 	MaxTokens    int      // max_tokens or max_completion_tokens
 	Temperature  *float64 // nil when absent
 	Header       http.Header
-	Body         []byte // the raw JSON body
+	Body         []byte    // the raw JSON body
+	Time         time.Time // when it arrived (for "did the client wait out Retry-After")
 }
 
 // Message is one message of a Request.

@@ -9,6 +9,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // File describes a file hosted by the fake (see AddFile).
@@ -111,7 +112,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		rec.data, rec.uploaded = data, true
 	}
 	s.calls = append(s.calls, Call{Method: "upload", Status: status,
-		Form: map[string]string{"file_id": id, "length": strconv.Itoa(len(data))}})
+		Form: map[string]string{"file_id": id, "length": strconv.Itoa(len(data))}, Time: time.Now()})
 	s.bump()
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -195,7 +196,7 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 		errCode = "not_authed"
 	}
 	s.calls = append(s.calls, Call{Method: "files-pri", Status: status, Error: errCode,
-		Form: map[string]string{"file_id": id}})
+		Form: map[string]string{"file_id": id}, Time: time.Now()})
 	s.bump()
 	s.mu.Unlock()
 	switch {

@@ -30,6 +30,7 @@ type Call struct {
 	Form   map[string]string // form fields (JSON bodies are flattened: non-string values as JSON)
 	Status int               // HTTP status answered
 	Error  string            // Slack error code, "" when ok
+	Time   time.Time         // when the fake answered it (for "did the client wait out Retry-After")
 }
 
 // UploadedFile is a file attached to a Posted message.
@@ -102,6 +103,7 @@ type Server struct {
 	msgs                     map[string]*message
 	posted                   map[string][]*message
 	failures                 map[string][]failure
+	always                   map[string]failure // FailAlways, by method
 	files                    map[string]*fileRec
 	statuses                 map[string]string
 	timers                   []*time.Timer
@@ -117,7 +119,7 @@ func New(t testing.TB) *Server {
 		t:               t, changed: make(chan struct{}), base: time.Now().Unix(),
 		tickets: map[string]bool{}, conns: map[*wsConn]bool{}, events: map[string]*eventRec{},
 		deliveries: map[string]*delivery{}, channels: map[string]string{}, msgs: map[string]*message{},
-		posted: map[string][]*message{}, failures: map[string][]failure{}, files: map[string]*fileRec{},
+		posted: map[string][]*message{}, failures: map[string][]failure{}, always: map[string]failure{}, files: map[string]*fileRec{},
 		statuses: map[string]string{},
 	}
 	mux := http.NewServeMux()
@@ -221,6 +223,37 @@ func (s *Server) FailNext(method string, status int, retryAfter int, slackError 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failures[method] = append(s.failures[method], failure{status, retryAfter, slackError})
+}
+
+// FailAlways makes every call of method fail as FailNext describes, after
+// the failures queued with FailNext, until ClearFailures: a Slack that
+// keeps refusing for longer than any client retries.
+func (s *Server) FailAlways(method string, status int, retryAfter int, slackError string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.always[method] = failure{status, retryAfter, slackError}
+}
+
+// ClearFailures drops the failures queued for method and ends FailAlways.
+// It returns how many queued failures were left unused.
+func (s *Server) ClearFailures(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.failures[method])
+	delete(s.failures, method)
+	delete(s.always, method)
+	return n
+}
+
+// takeFailure pops the failure queued for method, else the FailAlways one;
+// s.mu must be held.
+func (s *Server) takeFailure(method string) (failure, bool) {
+	if q := s.failures[method]; len(q) > 0 {
+		s.failures[method] = q[1:]
+		return q[0], true
+	}
+	f, ok := s.always[method]
+	return f, ok
 }
 
 // Calls returns all Web API calls so far, in order.

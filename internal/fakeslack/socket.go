@@ -263,8 +263,10 @@ func (s *Server) armRedelivery(envID string) {
 }
 
 // Retry resends event eventID in a new envelope (new envelope_id, same
-// event_id, retry_attempt one more than the last delivery, retry_reason "timeout").
-func (s *Server) Retry(eventID string) {
+// event_id, retry_attempt one more than the last delivery, retry_reason
+// "timeout") and returns the new envelope_id, e.g. for Acked. With no
+// socket up it is sent once the client reconnects.
+func (s *Server) Retry(eventID string) (envelopeID string) {
 	s.mu.Lock()
 	rec := s.events[eventID]
 	attempt := 0
@@ -272,7 +274,7 @@ func (s *Server) Retry(eventID string) {
 		attempt = rec.attempt + 1
 	}
 	s.mu.Unlock()
-	s.deliver(eventID, attempt, "timeout")
+	return s.deliver(eventID, attempt, "timeout")
 }
 
 // Disconnect sends {"type":"disconnect","reason":reason} on the current

@@ -92,12 +92,13 @@ func TestUnackedEnvelopeRedelivered(t *testing.T) {
 	s.WaitFor(func() bool { return s.Acked(e2.Request.EnvelopeID) })
 
 	// Explicit Retry: same event_id, next attempt.
-	s.Retry(eventID(t, a1))
+	env := s.Retry(eventID(t, a1))
 	e3, a3 := c.nextUser()
-	if e3.Request.RetryAttempt != 2 || eventID(t, a3) != eventID(t, a1) {
-		t.Fatalf("retry = %+v", e3.Request)
+	if e3.Request.RetryAttempt != 2 || eventID(t, a3) != eventID(t, a1) || e3.Request.EnvelopeID != env {
+		t.Fatalf("retry = %+v, want envelope %s", e3.Request, env)
 	}
 	_ = c.sm.Ack(*e3.Request)
+	s.WaitFor(func() bool { return s.Acked(env) })
 }
 
 func TestDisconnectReconnects(t *testing.T) {

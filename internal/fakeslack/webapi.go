@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // req is one Web API request being handled (under s.mu).
@@ -120,9 +121,12 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 	case method == "apps.connections.open" && token != s.AppToken,
 		method != "apps.connections.open" && token != s.BotToken:
 		slackErr = "invalid_auth"
-	case len(s.failures[method]) > 0:
-		f := s.failures[method][0]
-		s.failures[method] = s.failures[method][1:]
+	default:
+		f, failing := s.takeFailure(method)
+		if !failing {
+			resp, slackErr = h(s, q)
+			break
+		}
 		slackErr = f.err
 		if f.status != 0 {
 			status = f.status
@@ -136,8 +140,6 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 		if slackErr == "" {
 			slackErr = "internal_error"
 		}
-	default:
-		resp, slackErr = h(s, q)
 	}
 	if slackErr != "" {
 		resp = map[string]any{"ok": false, "error": slackErr}
@@ -147,7 +149,7 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 		}
 		q.after = nil
 	}
-	s.calls = append(s.calls, Call{Method: method, Form: maps.Clone(form), Status: status, Error: slackErr})
+	s.calls = append(s.calls, Call{Method: method, Form: maps.Clone(form), Status: status, Error: slackErr, Time: time.Now()})
 	s.bump()
 	s.mu.Unlock()
 

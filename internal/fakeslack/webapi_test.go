@@ -187,6 +187,30 @@ func TestRateLimitAndFailures(t *testing.T) {
 	if len(calls) != 3 || calls[0].Status != 429 || calls[1].Error != "msg_too_long" || calls[2].Error != "" {
 		t.Fatalf("calls = %+v", calls)
 	}
+	for i, c := range calls { // answer times, for checking that Retry-After was waited out
+		if c.Time.IsZero() || (i > 0 && c.Time.Before(calls[i-1].Time)) {
+			t.Errorf("call %d answered at %v", i, c.Time)
+		}
+	}
+	// A Slack that keeps failing until told to stop; queued failures first.
+	s.FailNext("chat.update", 0, 0, "msg_too_long")
+	s.FailAlways("chat.update", 503, 0, "")
+	if _, _, _, err := api.UpdateMessage("C1", "1.2", slack.MsgOptionText("y", false)); slackErr(err) != "msg_too_long" {
+		t.Fatalf("queued failure: %v", err)
+	}
+	for range 2 {
+		var sc slack.StatusCodeError
+		if _, _, _, err := api.UpdateMessage("C1", "1.2", slack.MsgOptionText("y", false)); !errors.As(err, &sc) || sc.Code != 503 {
+			t.Fatalf("failing always: %#v", err)
+		}
+	}
+	s.FailNext("chat.update", 429, 1, "")
+	if n := s.ClearFailures("chat.update"); n != 1 {
+		t.Errorf("ClearFailures left %d unused, want 1", n)
+	}
+	if _, _, _, err := api.UpdateMessage("C1", s.Messages("C1")[0].TS, slack.MsgOptionText("y", false)); err != nil {
+		t.Fatalf("after ClearFailures: %v", err)
+	}
 	if _, err := slack.New("xoxb-wrong", slack.OptionAPIURL(s.URL+"/api/")).AuthTest(); slackErr(err) != "invalid_auth" {
 		t.Fatalf("wrong token: %v", err)
 	}

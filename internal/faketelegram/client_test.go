@@ -224,6 +224,42 @@ func TestFailures(t *testing.T) {
 	if calls[2].Params["chat_id"] != "999" || calls[2].Params["text"] != "x" {
 		t.Fatalf("params = %v", calls[2].Params)
 	}
+	// Each call carries when it was answered, in order, so a test can
+	// check that a bot waited out retry_after.
+	for i, c := range calls {
+		if c.Time.IsZero() || (i > 0 && c.Time.Before(calls[i-1].Time)) {
+			t.Errorf("call %d answered at %v, after %v", i, c.Time, calls[max(i-1, 0)].Time)
+		}
+	}
+}
+
+func TestFailAlwaysAndClear(t *testing.T) {
+	s := faketelegram.New(t, token)
+	b, _ := newBot(t, s)
+	ctx := context.Background()
+	s.PushMessage(faketelegram.Private(ann, "hi"))
+	s.FailNext("sendMessage", faketelegram.Failure{Code: 403})
+	s.FailAlways("sendMessage", faketelegram.Failure{Code: 502, Body: "<html>502 Bad Gateway</html>"})
+	send := func() error {
+		_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: ann.ID, Text: "x"})
+		return err
+	}
+	wantErr(t, send(), bot.ErrorForbidden, "Forbidden") // queued failures come first
+	for range 3 {
+		if err := send(); err == nil || !strings.Contains(err.Error(), "502 Bad Gateway") {
+			t.Fatalf("err = %v, want the 502 page", err)
+		}
+	}
+	s.FailNext("sendMessage", faketelegram.Failure{Code: 429, RetryAfter: 1})
+	if n := s.ClearFailures("sendMessage"); n != 1 {
+		t.Errorf("ClearFailures left %d unused, want 1", n)
+	}
+	if err := send(); err != nil {
+		t.Fatalf("after ClearFailures: %v", err)
+	}
+	if got := len(s.Messages(ann.ID)); got != 1 {
+		t.Errorf("%d messages sent, want only the last", got)
+	}
 }
 
 func TestTopicsAndReplies(t *testing.T) {

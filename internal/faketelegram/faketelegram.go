@@ -17,7 +17,8 @@
 // Inbound: Push, PushMessage (helpers Private, Group, ReplyTo, InTopic
 // build realistic messages), AddChat, AddTopic, AddFile. Outbound: Calls,
 // Messages, Reactions, Commands, Offsets, and WaitCalls / WaitFor to block
-// until the bot has acted. FailNext injects error answers.
+// until the bot has acted. FailNext, FailAlways and ClearFailures inject
+// error answers.
 //
 // Deliberate simplifications: parse_mode Markdown and MarkdownV2 are
 // accepted but not parsed (the text is taken verbatim); no flood control
@@ -61,6 +62,7 @@ type Server struct {
 	calls      []Call
 	offsets    []int
 	failures   map[string][]Failure
+	always     map[string]Failure // FailAlways, by method
 	chats      map[int64]*chatState
 	updates    []Update // queued, not yet confirmed, by update_id
 	nextUpdate int
@@ -85,6 +87,7 @@ func New(t testing.TB, token string) *Server {
 		changed:     make(chan struct{}),
 		pushed:      make(chan struct{}),
 		failures:    map[string][]Failure{},
+		always:      map[string]Failure{},
 		chats:       map[int64]*chatState{},
 		nextUpdate:  1000,
 		files:       map[string]*file{},
@@ -236,7 +239,7 @@ func marshal(v any) []byte {
 
 // record appends a Call and wakes waiters; s.mu must be held.
 func (s *Server) record(method string, req *request, e *apiError) {
-	c := Call{Method: method, Params: req.params, Files: req.parts, Status: 200}
+	c := Call{Method: method, Params: req.params, Files: req.parts, Status: 200, Time: time.Now()}
 	if e != nil {
 		c.Status, c.Error = e.code, e.desc
 	}
@@ -263,14 +266,48 @@ func (s *Server) FailNext(method string, f Failure) {
 	s.failures[m.name] = append(s.failures[m.name], f)
 }
 
-// takeFailure pops the failure queued for method, if any; s.mu must be held.
+// FailAlways makes every call of method fail with f, after the failures
+// queued with FailNext, until ClearFailures: a platform that keeps
+// refusing for longer than any client retries.
+func (s *Server) FailAlways(method string, f Failure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := methods[strings.ToLower(method)]
+	if !ok {
+		s.t.Errorf("faketelegram: FailAlways: the fake has no method %q", method)
+		return
+	}
+	s.always[m.name] = f
+}
+
+// ClearFailures drops the failures queued for method and ends FailAlways.
+// It returns how many queued failures were left unused.
+func (s *Server) ClearFailures(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := methods[strings.ToLower(method)]
+	if !ok {
+		s.t.Errorf("faketelegram: ClearFailures: the fake has no method %q", method)
+		return 0
+	}
+	n := len(s.failures[m.name])
+	delete(s.failures, m.name)
+	delete(s.always, m.name)
+	return n
+}
+
+// takeFailure pops the failure queued for method, if any, else the one
+// set with FailAlways; s.mu must be held.
 func (s *Server) takeFailure(method string) *apiError {
 	q := s.failures[method]
-	if len(q) == 0 {
+	f, always := s.always[method]
+	if len(q) == 0 && !always {
 		return nil
 	}
-	f := q[0]
-	s.failures[method] = q[1:]
+	if len(q) > 0 {
+		f = q[0]
+		s.failures[method] = q[1:]
+	}
 	e := &apiError{code: f.Code, desc: f.Description, retryAfter: f.RetryAfter, migrate: f.MigrateToChatID, body: f.Body}
 	if e.code == 0 {
 		e.code = 400

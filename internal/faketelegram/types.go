@@ -1,6 +1,9 @@
 package faketelegram
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // The Bot API objects the fake sends and receives. Field names and
 // omitempty follow the real API: optional fields are absent, never null.
@@ -133,6 +136,7 @@ type Call struct {
 	Files  []FilePart        // multipart file parts
 	Status int               // HTTP status of the answer: 200, or the error_code
 	Error  string            // the description of an error answer
+	Time   time.Time         // when the fake answered it (for "did the bot wait out retry_after")
 }
 
 // FilePart is an uploaded multipart file part.

@@ -1,0 +1,61 @@
+package store
+
+import (
+	"encoding/binary"
+)
+
+// bucketOutbox holds sends that are recorded but not yet confirmed by the
+// platform: bigEndian(seq) → an outbound message, encoded by the bus.
+var bucketOutbox = []byte("outbox")
+
+// PutOutbox records a send before it is attempted and returns its key
+// (sequence numbers grow, so the outbox replays in order).
+func (tx *Tx) PutOutbox(data []byte) (uint64, error) {
+	b, err := tx.bucket(bucketOutbox)
+	if err != nil {
+		return 0, err
+	}
+	seq, err := b.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	return seq, b.Put(be64(seq), data)
+}
+
+// ReplaceOutbox overwrites a recorded send (a retry count, a new target).
+// It does nothing when the send was already cleared.
+func (tx *Tx) ReplaceOutbox(seq uint64, data []byte) error {
+	b, err := tx.bucket(bucketOutbox)
+	if err != nil {
+		return err
+	}
+	if b.Get(be64(seq)) == nil {
+		return nil
+	}
+	return b.Put(be64(seq), data)
+}
+
+// DeleteOutbox clears a send the platform confirmed (or that no longer
+// matters).
+func (tx *Tx) DeleteOutbox(seq uint64) error {
+	b, err := tx.bucket(bucketOutbox)
+	if err != nil {
+		return err
+	}
+	return b.Delete(be64(seq))
+}
+
+// Outbox calls fn for every unconfirmed send, oldest first. data is only
+// valid during the call.
+func (tx *Tx) Outbox(fn func(seq uint64, data []byte) error) error {
+	b, err := tx.bucket(bucketOutbox)
+	if err != nil {
+		return err
+	}
+	return b.ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
+			return nil
+		}
+		return fn(binary.BigEndian.Uint64(k), v)
+	})
+}
