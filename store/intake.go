@@ -28,40 +28,15 @@ func be64(v uint64) []byte {
 
 // PutInbound stores an accepted message that has not been handled yet and
 // returns its sequence number.
-func (tx *Tx) PutInbound(data []byte) (uint64, error) {
-	b, err := tx.bucket(bucketInbound)
-	if err != nil {
-		return 0, err
-	}
-	seq, err := b.NextSequence()
-	if err != nil {
-		return 0, err
-	}
-	return seq, b.Put(be64(seq), data)
-}
+func (tx *Tx) PutInbound(data []byte) (uint64, error) { return tx.putSeq(bucketInbound, data) }
 
 // DeleteInbound removes a handled message.
-func (tx *Tx) DeleteInbound(seq uint64) error {
-	b, err := tx.bucket(bucketInbound)
-	if err != nil {
-		return err
-	}
-	return b.Delete(be64(seq))
-}
+func (tx *Tx) DeleteInbound(seq uint64) error { return tx.deleteSeq(bucketInbound, seq) }
 
 // Inbound calls fn for every unhandled message, oldest first. data is only
 // valid during the call.
 func (tx *Tx) Inbound(fn func(seq uint64, data []byte) error) error {
-	b, err := tx.bucket(bucketInbound)
-	if err != nil {
-		return err
-	}
-	return b.ForEach(func(k, v []byte) error {
-		if len(k) != 8 {
-			return nil
-		}
-		return fn(binary.BigEndian.Uint64(k), v)
-	})
+	return tx.forEachSeq(bucketInbound, fn)
 }
 
 // MarkSeen records key (a platform's event or update id) and reports

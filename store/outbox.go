@@ -10,17 +10,7 @@ var bucketOutbox = []byte("outbox")
 
 // PutOutbox records a send before it is attempted and returns its key
 // (sequence numbers grow, so the outbox replays in order).
-func (tx *Tx) PutOutbox(data []byte) (uint64, error) {
-	b, err := tx.bucket(bucketOutbox)
-	if err != nil {
-		return 0, err
-	}
-	seq, err := b.NextSequence()
-	if err != nil {
-		return 0, err
-	}
-	return seq, b.Put(be64(seq), data)
-}
+func (tx *Tx) PutOutbox(data []byte) (uint64, error) { return tx.putSeq(bucketOutbox, data) }
 
 // ReplaceOutbox overwrites a recorded send (a retry count, a new target).
 // It does nothing when the send was already cleared.
@@ -37,18 +27,38 @@ func (tx *Tx) ReplaceOutbox(seq uint64, data []byte) error {
 
 // DeleteOutbox clears a send the platform confirmed (or that no longer
 // matters).
-func (tx *Tx) DeleteOutbox(seq uint64) error {
-	b, err := tx.bucket(bucketOutbox)
+func (tx *Tx) DeleteOutbox(seq uint64) error { return tx.deleteSeq(bucketOutbox, seq) }
+
+// Outbox calls fn for every unconfirmed send, oldest first. data is only
+// valid during the call.
+func (tx *Tx) Outbox(fn func(seq uint64, data []byte) error) error {
+	return tx.forEachSeq(bucketOutbox, fn)
+}
+
+// putSeq stores data in a queue bucket under its next sequence number.
+func (tx *Tx) putSeq(name []byte, data []byte) (uint64, error) {
+	b, err := tx.bucket(name)
+	if err != nil {
+		return 0, err
+	}
+	seq, err := b.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	return seq, b.Put(be64(seq), data)
+}
+
+func (tx *Tx) deleteSeq(name []byte, seq uint64) error {
+	b, err := tx.bucket(name)
 	if err != nil {
 		return err
 	}
 	return b.Delete(be64(seq))
 }
 
-// Outbox calls fn for every unconfirmed send, oldest first. data is only
-// valid during the call.
-func (tx *Tx) Outbox(fn func(seq uint64, data []byte) error) error {
-	b, err := tx.bucket(bucketOutbox)
+// forEachSeq calls fn for a queue bucket's entries in sequence order.
+func (tx *Tx) forEachSeq(name []byte, fn func(seq uint64, data []byte) error) error {
+	b, err := tx.bucket(name)
 	if err != nil {
 		return err
 	}

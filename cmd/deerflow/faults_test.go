@@ -7,7 +7,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -67,27 +66,7 @@ func (l *faultLog) warned(subs ...string) bool {
 // startLogged is startServe with deerflow's log kept in logs.
 func startLogged(t *testing.T, model *fakeopenai.Server, dataDir string, logs *faultLog, edit ...func(*config.Config)) *serveRun {
 	t.Helper()
-	cfg := testConfig(t, model, dataDir)
-	for _, f := range edit {
-		f(cfg)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	a, err := newApp(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	chans, err := platformChannels(cfg, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc, err := startChannels(ctx, a, chans)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &serveRun{t: t, app: a, cancel: cancel, errc: errc, n: len(chans)}
+	r := startServeLog(t, model, dataDir, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), edit...)
 	t.Cleanup(func() {
 		r.stop()
 		if t.Failed() {

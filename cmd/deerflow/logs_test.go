@@ -1,35 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/internal/faketelegram"
 )
-
-// lockedBuffer is an io.Writer safe to read while the process writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestJSONLogsNameTheRunAndHoldNoSecrets runs the built binary with
 // log.format json at debug level through a turn that logs from several
@@ -66,7 +46,7 @@ memory:
 	cmd := exec.Command(binary(t), "serve", "--config", cfg)
 	cmd.Dir = dir
 	cmd.Env = cleanEnv()
-	var stderr lockedBuffer
+	var stderr faultLog
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -43,6 +43,12 @@ func startTelegram(t *testing.T, tg *faketelegram.Server, model *fakeopenai.Serv
 // channels the edits enable.
 func startServe(t *testing.T, model *fakeopenai.Server, dataDir string, edit ...func(*config.Config)) *serveRun {
 	t.Helper()
+	return startServeLog(t, model, dataDir, testLogger(), edit...)
+}
+
+// startServeLog is startServe logging to log.
+func startServeLog(t *testing.T, model *fakeopenai.Server, dataDir string, log *slog.Logger, edit ...func(*config.Config)) *serveRun {
+	t.Helper()
 	cfg := testConfig(t, model, dataDir)
 	for _, f := range edit {
 		f(cfg)
@@ -50,7 +56,7 @@ func startServe(t *testing.T, model *fakeopenai.Server, dataDir string, edit ...
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := newApp(cfg, testLogger())
+	a, err := newApp(cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}
