@@ -13,7 +13,8 @@ import (
 // reply, a file, a subagent's outcome, a notice) is recorded in the store
 // before it is attempted and cleared when the platform confirms it. What is
 // left (the process died mid-send, or the platform kept failing) is sent
-// again by ReplayOutbox, at start and then every minute. Streamed previews
+// again by ReplayOutbox at start, and while running by a retry loop with a
+// growing pause (5 s, 10 s, 20 s, … up to 10 minutes). Streamed previews
 // and typing are not recorded: after a restart they no longer matter, and
 // the final version replaces them.
 //
@@ -25,10 +26,13 @@ const (
 	// outboxMaxAge is how long an unconfirmed send stays worth sending.
 	outboxMaxAge = 24 * time.Hour
 	// outboxMaxAttempts is how many replays a send gets before it is
-	// dropped (and logged).
-	outboxMaxAttempts = 6
-	// outboxRetryEvery is how often the outbox is replayed while running.
-	outboxRetryEvery = time.Minute
+	// dropped (and logged): with the pauses below, a platform may be
+	// unreachable for about two and a half hours.
+	outboxMaxAttempts = 20
+	// outboxRetryEvery is how often the retry loop looks for sends due.
+	outboxRetryEvery = 5 * time.Second
+	// outboxMaxPause caps the pause between two attempts of a send.
+	outboxMaxPause = 10 * time.Minute
 )
 
 // outRecord is an Outbound as the outbox keeps it.
@@ -47,6 +51,19 @@ type outRecord struct {
 	File     string    `json:"file,omitempty"` // OutFile: the virtual path
 	Created  time.Time `json:"created"`
 	Attempts int       `json:"attempts,omitempty"`
+	Tried    time.Time `json:"tried,omitzero"` // the last failed replay
+}
+
+// due reports whether the retry loop should try rec again: 5 s after it
+// was recorded (the first send failed, or its process died), then after
+// pauses doubling with each failed replay.
+func (r *outRecord) due(now time.Time) bool {
+	base := r.Created
+	if !r.Tried.IsZero() {
+		base = r.Tried
+	}
+	pause := outboxRetryEvery << min(r.Attempts, 10)
+	return now.Sub(base) >= min(pause, outboxMaxPause)
 }
 
 func newRecord(chatKey, threadID string, out *Outbound, now time.Time) *outRecord {
@@ -172,12 +189,17 @@ func (b *Bus) drop(seq uint64) {
 // by this one when the platform failed. Sends still in flight here are
 // left alone; stale ones (older than a day, or failed too often) are
 // dropped and logged. It returns how many were delivered.
-func (b *Bus) ReplayOutbox(ctx context.Context) int {
+func (b *Bus) ReplayOutbox(ctx context.Context) int { return b.replayOutbox(ctx, false) }
+
+// replayOutbox is ReplayOutbox; onlyDue leaves the sends whose pause
+// (outRecord.due) has not passed.
+func (b *Bus) replayOutbox(ctx context.Context, onlyDue bool) int {
 	type pending struct {
 		seq uint64
 		rec *outRecord
 	}
 	var list []pending
+	now := b.opts.Now()
 	b.opts.Store.View(func(tx *store.Tx) error {
 		return tx.Outbox(func(seq uint64, data []byte) error {
 			b.mu.Lock()
@@ -190,6 +212,8 @@ func (b *Bus) ReplayOutbox(ctx context.Context) int {
 			if err := json.Unmarshal(data, rec); err != nil {
 				b.log.Error("dropping an unreadable outbox record", "seq", seq, "err", err)
 				rec = nil
+			} else if onlyDue && !rec.due(now) {
+				return nil
 			}
 			list = append(list, pending{seq, rec})
 			return nil
@@ -258,6 +282,7 @@ func (b *Bus) replay(ctx context.Context, seq uint64, rec *outRecord) (ok, keep 
 	if err != nil {
 		b.release(seq)
 		rec.Attempts++
+		rec.Tried = b.opts.Now()
 		if data, merr := json.Marshal(rec); merr == nil {
 			b.opts.Store.Batch(func(tx *store.Tx) error { return tx.ReplaceOutbox(seq, data) })
 		}
@@ -268,7 +293,8 @@ func (b *Bus) replay(ctx context.Context, seq uint64, rec *outRecord) (ok, keep 
 	return true, true
 }
 
-// retryLoop replays the outbox every outboxRetryEvery until ctx ends.
+// retryLoop replays the sends that are due every outboxRetryEvery until
+// ctx ends.
 func (b *Bus) retryLoop(ctx context.Context) {
 	t := time.NewTicker(outboxRetryEvery)
 	defer t.Stop()
@@ -277,7 +303,7 @@ func (b *Bus) retryLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			b.ReplayOutbox(ctx)
+			b.replayOutbox(ctx, true)
 			b.pruneSeen()
 		}
 	}

@@ -379,3 +379,27 @@ func TestFilesOfAStoredMessageAreFetchedAfterRestart(t *testing.T) {
 		t.Fatalf("the model did not get the file:\n%s", log)
 	}
 }
+
+func TestOutboxRetryPausesGrow(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rec := &outRecord{Created: t0}
+	if rec.due(t0.Add(4*time.Second)) || !rec.due(t0.Add(5*time.Second)) {
+		t.Fatal("a failed send is first retried 5 s after it was recorded")
+	}
+	var pauses []time.Duration
+	for rec.Attempts < 9 {
+		rec.Attempts++
+		rec.Tried = t0
+		p := time.Second
+		for !rec.due(t0.Add(p)) {
+			p += time.Second
+		}
+		pauses = append(pauses, p)
+	}
+	want := []time.Duration{10, 20, 40, 80, 160, 320, 600, 600, 600}
+	for i, p := range pauses {
+		if p != want[i]*time.Second {
+			t.Fatalf("pauses = %v, want %v seconds", pauses, want)
+		}
+	}
+}

@@ -246,3 +246,31 @@ func TestKill9KeepsAQueuedFileMessage(t *testing.T) {
 	}
 	waitMessage(t, tg, ann.ID, "send /retry") // and "first" was told
 }
+
+// TestAnswerArrivesAfterAPlatformOutage: Telegram refuses every send for
+// longer than the channel's own retries; once it is back, the outbox's
+// retry loop delivers the answer, once.
+func TestAnswerArrivesAfterAPlatformOutage(t *testing.T) {
+	tg, model := newTelegram(t), fakeopenai.New(t)
+	model.Script(fakeopenai.Turn{Text: "worth the wait"})
+	dir := t.TempDir()
+	startBinaryServe(t, dir, telegramConfig(t, dir, model.URL, tg.Token, tg.URL))
+	down := faketelegram.Failure{Code: 502}
+	tg.FailAlways("sendMessage", down)
+	tg.FailAlways("editMessageText", down)
+	tg.PushMessage(faketelegram.Private(ann, "are you there?"))
+	model.WaitRequests(1)
+	tg.WaitFor(func() bool { return len(tg.CallsOf("sendMessage")) >= 4 }) // the channel gave up its retries
+	tg.ClearFailures("sendMessage")
+	tg.ClearFailures("editMessageText")
+	waitMessage(t, tg, ann.ID, "worth the wait")
+	n := 0
+	for _, m := range tg.Messages(ann.ID) {
+		if strings.Contains(m.PlainText, "worth the wait") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the answer shows %d times: %s", n, dump(tg.Messages(ann.ID)))
+	}
+}
