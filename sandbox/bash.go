@@ -388,9 +388,14 @@ func hostPATH() string {
 // before New returns.
 func (m *Manager) startBash(o Options) {
 	m.bashReady = make(chan struct{})
+	m.probeGo = make(chan struct{})
+	if !o.DeferProbe {
+		m.Probe()
+	}
 	if _, err := lookBwrap(o.BwrapPath); err == nil && !o.AllowHostBash {
 		m.offered = bashBwrap
 		go func() {
+			<-m.probeGo
 			m.bash = m.findBash(o)
 			close(m.bashReady)
 		}()
@@ -403,6 +408,7 @@ func (m *Manager) startBash(o Options) {
 
 // runner is how bash runs, once decided.
 func (m *Manager) runner() bashRunner {
+	m.Probe()
 	<-m.bashReady
 	return m.bash
 }

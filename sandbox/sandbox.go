@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/deerflow/deerflow/tools"
@@ -59,6 +60,10 @@ type Options struct {
 	AllowHostBash bool
 	// BashTimeout bounds one command; 0 means DefaultBashTimeout.
 	BashTimeout time.Duration
+	// DeferProbe holds the bubblewrap probe (two process launches) until
+	// Probe or the first bash call, so that it does not compete with
+	// start-up.
+	DeferProbe bool
 	// BwrapPath is the bubblewrap binary; "" looks up "bwrap" in PATH.
 	BwrapPath string
 }
@@ -84,7 +89,9 @@ type Manager struct {
 	timeout     time.Duration
 	bash        bashRunner    // written once before bashReady closes; read it through runner()
 	bashReady   chan struct{} // closed when bash is decided
-	offered     bashMode      // how bash is offered to the model, known at once
+	probeGo     chan struct{} // closed when the bubblewrap probe may run
+	probeOnce   sync.Once
+	offered     bashMode // how bash is offered to the model, known at once
 	locks       fileLocks
 }
 
@@ -206,8 +213,15 @@ func (m *Manager) Tools() []tools.Tool {
 	return ts
 }
 
+// Probe lets the bubblewrap probe run now (see Options.DeferProbe); the
+// first bash call does too.
+func (m *Manager) Probe() {
+	m.probeOnce.Do(func() { close(m.probeGo) })
+}
+
 // BashStatus reports whether the bash tool is offered and how it runs, in
-// words for `deerflow check` and the startup log.
+// words for `deerflow check` and the startup log. It waits for the probe,
+// and so starts it.
 func (m *Manager) BashStatus() (available bool, how string) {
 	r := m.runner()
 	return r.mode != bashOff, r.status

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
@@ -40,7 +41,9 @@ type app struct {
 	metrics *metrics.Metrics // nil without http.listen
 
 	unpacked  chan struct{} // closed once the built-in skills are on disk
-	mcp       *mcp.Manager  // nil without mcp.servers
+	bgGo      chan struct{} // closed by background: start-up's background work may run
+	bgOnce    sync.Once
+	mcp       *mcp.Manager // nil without mcp.servers
 	mcpStop   context.CancelFunc
 	subagents *subagents.Manager
 	memory    *memory.Manager // nil when memory.enabled is false
@@ -66,11 +69,22 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 // newApp opens the store and wires the agent and the bus. The caller must
 // call close.
 func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
+	a, err := newAppDeferred(cfg, log)
+	if err == nil {
+		a.background()
+	}
+	return a, err
+}
+
+// newAppDeferred is newApp leaving start-up's background work (unpacking
+// the built-in skills, probing bubblewrap) until background is called, so
+// that it does not compete with connecting the channels.
+func newAppDeferred(cfg *config.Config, log *slog.Logger) (*app, error) {
 	st, err := store.Open(cfg.DBPath(), store.Options{Timeout: time.Second})
 	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, log: log, store: st, metrics: newMetrics(cfg)}
+	a := &app{cfg: cfg, log: log, store: st, metrics: newMetrics(cfg), bgGo: make(chan struct{})}
 	if err := a.wire(); err != nil {
 		st.Close()
 		return nil, err
@@ -96,6 +110,7 @@ func (a *app) wire() error {
 	a.unpacked = make(chan struct{})
 	go func() {
 		defer close(a.unpacked)
+		<-a.bgGo
 		if err := skills.Extract(publicSkillsDir(cfg.DataDir)); err != nil {
 			log.Error("unpacking the built-in skills; /mnt/skills/public may be incomplete", "err", err)
 		}
@@ -107,6 +122,7 @@ func (a *app) wire() error {
 	a.sandbox = sb
 	// The sandbox checks bubblewrap in the background; report when known.
 	go func() {
+		<-a.bgGo
 		if ok, how := sb.BashStatus(); ok && strings.HasPrefix(how, "host") {
 			log.Warn("bash runs on the host WITHOUT isolation (sandbox.allow_host_bash: true); only let trusted users talk to this deerflow", "bash", how)
 		} else if !ok {
@@ -205,6 +221,15 @@ func (a *app) wire() error {
 	}
 	a.metrics.QueueDepth(a.bus.Depth)
 	return nil
+}
+
+// background lets start-up's background work run: unpacking the built-in
+// skills and probing bubblewrap.
+func (a *app) background() {
+	a.bgOnce.Do(func() {
+		close(a.bgGo)
+		a.sandbox.Probe()
+	})
 }
 
 // newMCP builds the MCP client for cfg's servers; stdio servers run in
@@ -349,8 +374,12 @@ func (a *app) shutdown(grace time.Duration) {
 		a.mcp.Close()
 	}
 	select {
-	case <-a.unpacked:
-	case <-ctx.Done():
+	case <-a.bgGo: // unpacking started: let it finish
+		select {
+		case <-a.unpacked:
+		case <-ctx.Done():
+		}
+	default:
 	}
 	if err := a.store.Close(); err != nil {
 		a.log.Error("closing store", "err", err)
@@ -419,6 +448,7 @@ func newSandbox(cfg *config.Config, dataDir string) (*sandbox.Manager, error) {
 		Network:       cfg.Sandbox.Network,
 		AllowHostBash: cfg.Sandbox.AllowHostBash,
 		BashTimeout:   time.Duration(cfg.Sandbox.BashTimeoutSeconds) * time.Second,
+		DeferProbe:    true, // app.background starts it
 	})
 }
 

@@ -27,7 +27,7 @@ import (
 func settle(ctx context.Context, a *app, chans []channels.Channel) {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	giveUp := time.NewTimer(30 * time.Second) // a platform that is down: settle anyway
+	giveUp := time.NewTimer(2 * time.Second) // a platform that is down: settle anyway
 	defer giveUp.Stop()
 wait:
 	for !connected(chans) {
@@ -39,6 +39,7 @@ wait:
 		case <-tick.C:
 		}
 	}
+	a.background() // unpacking the skills and probing bubblewrap, now that the channels are up
 	select {
 	case <-a.unpacked:
 	case <-ctx.Done():

@@ -25,7 +25,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	if !anyChannel(cfg) {
 		return errors.New("no channel is enabled: set channels.telegram.enabled, channels.slack.enabled or channels.lark.enabled, or use `deerflow chat`")
 	}
-	a, err := newApp(cfg, log)
+	a, err := newAppDeferred(cfg, log) // settle starts the background work
 	if err != nil {
 		return err
 	}
