@@ -67,6 +67,10 @@ func newDelivery(ctx context.Context, b *Bus, c *conv, in *Inbound) *delivery {
 			d.every = et.EditInterval(in.ChatID)
 		}
 	}
+	// The answer is recorded in the outbox with the answer itself, except
+	// when it streams (the terminal): it is on screen as it comes, and
+	// there is nothing to deliver again after a crash.
+	d.answerHeld = !d.stream
 	if !d.stream {
 		d.main = d.newEditor(func() (string, bool) {
 			if d.tasksEnding() {
@@ -276,6 +280,14 @@ func (d *delivery) answerTx(tx *store.Tx, answer string) error {
 	d.answerSeq, d.answerRec = seq, rec
 	d.mu.Unlock()
 	return nil
+}
+
+// answerTxFunc is answerTx when the answer is recorded in the outbox.
+func (d *delivery) answerTxFunc() func(*store.Tx, string) error {
+	if !d.answerHeld {
+		return nil
+	}
+	return d.answerTx
 }
 
 // previewTx runs in the transaction that maps the progress message's id:

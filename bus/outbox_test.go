@@ -403,3 +403,35 @@ func TestOutboxRetryPausesGrow(t *testing.T) {
 		}
 	}
 }
+
+// streamChannel shows answers as they stream, like the terminal.
+type streamChannel struct {
+	mu  sync.Mutex
+	out strings.Builder
+}
+
+func (c *streamChannel) Name() string        { return "term" }
+func (c *streamChannel) StreamsDeltas() bool { return true }
+func (c *streamChannel) Send(_ context.Context, o *Outbound) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.out.WriteString(o.Text)
+	return nil, nil
+}
+
+func TestOnlyAnswersThatAreNotStreamedAreRecorded(t *testing.T) {
+	b, _ := newTestBus(t, echoModel{})
+	b.Register(&streamChannel{})
+	b.Register(newEditChannel())
+	ctx := context.Background()
+	term := newDelivery(ctx, b, nil, &Inbound{Channel: "term", ChatID: "local"})
+	defer term.close()
+	if term.answerTxFunc() != nil {
+		t.Error("a streamed answer is recorded in the outbox: a restart would print it again")
+	}
+	plat := newDelivery(ctx, b, nil, &Inbound{Channel: "plat", ChatID: "c1"})
+	defer plat.close()
+	if plat.answerTxFunc() == nil {
+		t.Error("a platform answer is not recorded with the answer")
+	}
+}

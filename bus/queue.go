@@ -179,7 +179,7 @@ func (b *Bus) runItem(c *conv, it *item) {
 	// The delivery's lines name the run, like the agent's own.
 	ctx := logctx.With(context.Background(), slog.String("run", runID))
 	d := newDelivery(ctx, b, c, in)
-	d.threadID, d.answerHeld = it.threadID, true
+	d.threadID = it.threadID
 	defer d.close()
 	d.onFinal = func() {
 		b.mu.Lock()
@@ -208,7 +208,7 @@ func (b *Bus) runItem(c *conv, it *item) {
 		Text:      in.Text,
 		Skill:     in.Skill,
 		OnBegin:   onBegin,
-		OnAnswer:  d.answerTx,
+		OnAnswer:  d.answerTxFunc(),
 		MessageID: in.MessageID,
 	}) {
 		d.handle(ctx, ev)
