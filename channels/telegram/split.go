@@ -326,6 +326,24 @@ func splitTagAt(s string, i int) (splitAtom, bool) {
 	return splitAtom{}, false
 }
 
+// numericRef reports whether ref (between "&#" and ";") is all decimal
+// digits, or x and all hex digits.
+func numericRef(ref string) bool {
+	digits := "0123456789"
+	if len(ref) > 0 && (ref[0] == 'x' || ref[0] == 'X') {
+		ref, digits = ref[1:], "0123456789abcdefABCDEF"
+	}
+	if ref == "" {
+		return false
+	}
+	for i := 0; i < len(ref); i++ {
+		if !strings.ContainsRune(digits, rune(ref[i])) {
+			return false
+		}
+	}
+	return true
+}
+
 func splitEntityAt(s string, i int) (splitAtom, bool) {
 	j := i + 1
 	for j < len(s) && j-i <= 40 && s[j] != ';' {
@@ -339,6 +357,11 @@ func splitEntityAt(s string, i int) (splitAtom, bool) {
 		return splitAtom{}, false
 	}
 	ent := s[i : j+1]
+	if ent[1] == '#' && !numericRef(ent[2:len(ent)-1]) {
+		// "&#00A000;" is not one reference: UnescapeString would read
+		// "&#00" and leave the rest as text, one atom of many characters.
+		return splitAtom{}, false
+	}
 	dec := html.UnescapeString(ent)
 	if dec == ent {
 		return splitAtom{}, false
