@@ -104,6 +104,9 @@ func (e *editor) interval() time.Duration {
 	return e.every * time.Duration(max(n, 1))
 }
 
+// firstShowAfter is how long a message's first version waits.
+const firstShowAfter = 700 * time.Millisecond
+
 func (e *editor) loop() {
 	defer close(e.done)
 	d := e.d
@@ -115,7 +118,15 @@ func (e *editor) loop() {
 		case <-e.stop:
 			return
 		}
-		if wait := e.interval() - time.Since(last); !last.IsZero() && wait > 0 {
+		wait := e.interval() - time.Since(last)
+		if last.IsZero() {
+			// The first version waits a moment: a reply that is done by
+			// then is sent once, final and formatted, instead of as a
+			// plain preview and then its edit (half the platform calls
+			// for quick answers). "Typing…" shows meanwhile.
+			wait = firstShowAfter
+		}
+		if wait > 0 {
 			t := time.NewTimer(wait)
 			select {
 			case <-t.C:

@@ -22,11 +22,33 @@ import (
 // mdParser parses CommonMark plus the GFM pieces LLMs use (strikethrough,
 // tables, task lists). Linkify is left out on purpose: Telegram clients
 // detect bare URLs themselves.
-var mdParser parser.Parser = goldmark.New(goldmark.WithExtensions(
-	extension.Strikethrough,
-	extension.Table,
-	extension.TaskList,
-)).Parser()
+var mdParser parser.Parser = goldmark.New(
+	goldmark.WithExtensions(extension.Strikethrough, extension.Table),
+	goldmark.WithParserOptions(parser.WithInlineParsers(
+		util.Prioritized(strictTaskBox{extension.NewTaskCheckBoxParser()}, 0),
+	)),
+).Parser()
+
+// strictTaskBox is goldmark's task-list box with GFM's rule that the box
+// is followed by whitespace: "- [X](https://…)" is a link whose text is X,
+// not a ticked box followed by "(https://…)" (goldmark accepts no space).
+type strictTaskBox struct{ parser.InlineParser }
+
+func (p strictTaskBox) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	line, _ := block.PeekLine()
+	if len(line) < 3 || line[0] != '[' || line[2] != ']' || len(line) > 3 && !unicode.IsSpace(rune(line[3])) {
+		return nil
+	}
+	return p.InlineParser.Parse(parent, block, pc)
+}
+
+func (p strictTaskBox) CloseBlock(parent ast.Node, pc parser.Context) {
+	if c, ok := p.InlineParser.(interface {
+		CloseBlock(ast.Node, parser.Context)
+	}); ok {
+		c.CloseBlock(parent, pc)
+	}
+}
 
 // RenderHTML converts Markdown (as written by an LLM) into the HTML subset
 // accepted by the Telegram Bot API with parse_mode=HTML: b, i, s, code, pre,

@@ -499,3 +499,19 @@ func TestBinaryServeTelegram(t *testing.T) {
 		t.Errorf("the model ran %d times, want 2", n)
 	}
 }
+
+// TestTelegramQuickAnswerIsOneMessage: an answer ready within a moment is
+// sent once, formatted, not as a plain preview and then its edit.
+func TestTelegramQuickAnswerIsOneMessage(t *testing.T) {
+	tg, model := newTelegram(t), fakeopenai.New(t)
+	model.Script(fakeopenai.Turn{Text: "**Quick** answer."})
+	run := startTelegram(t, tg, model, t.TempDir())
+	tg.PushMessage(faketelegram.Private(ann, "hi"))
+	m := run.waitFinal(tg, ann.ID, "Quick answer.")
+	if sends, edits := len(tg.CallsOf("sendMessage")), len(tg.CallsOf("editMessageText")); sends != 1 || edits != 0 {
+		t.Fatalf("%d sendMessage and %d editMessageText calls for one quick answer, want 1 and 0", sends, edits)
+	}
+	if m.ParseMode != "HTML" {
+		t.Fatalf("the answer was not sent formatted: %+v", m)
+	}
+}
