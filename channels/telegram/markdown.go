@@ -29,15 +29,17 @@ var mdParser parser.Parser = goldmark.New(
 	)),
 ).Parser()
 
-// strictTaskBox is goldmark's task-list box with GFM's rule that the box
-// is followed by whitespace: "- [X](https://…)" is a link whose text is X,
-// not a ticked box followed by "(https://…)" (goldmark accepts no space).
+// strictTaskBox is goldmark's task-list box with GFM's rules that the box
+// is followed by a space and then the item's text: "- [X](https://…)" is a
+// link whose text is X, and "- [x]" alone is text (goldmark takes both as
+// boxes).
 type strictTaskBox struct{ parser.InlineParser }
 
 func (p strictTaskBox) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
 	line, _ := block.PeekLine()
-	if len(line) < 3 || line[0] != '[' || line[2] != ']' || len(line) > 3 && !unicode.IsSpace(rune(line[3])) {
-		return nil
+	if len(line) < 5 || line[0] != '[' || line[2] != ']' || line[3] != ' ' && line[3] != '\t' ||
+		len(bytes.TrimSpace(line[4:])) == 0 {
+		return nil // "[x]" alone is text, as in GFM
 	}
 	return p.InlineParser.Parse(parent, block, pc)
 }
