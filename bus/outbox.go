@@ -248,8 +248,7 @@ func (b *Bus) replay(ctx context.Context, seq uint64, rec *outRecord) (ok, keep 
 		b.log.Error("giving up on a send the platform never confirmed", "channel", rec.Channel, "chat", rec.ChatKey, "attempts", rec.Attempts, "created", rec.Created)
 		return false, false
 	}
-	s, found := b.sender(rec.Channel)
-	if !found {
+	if _, found := b.sender(rec.Channel); !found {
 		return false, true // its channel is not running in this process
 	}
 	b.mu.Lock()
@@ -273,12 +272,9 @@ func (b *Bus) replay(ctx context.Context, seq uint64, rec *outRecord) (ok, keep 
 		}
 		out.File = &f
 	}
-	ids, err := s.Send(ctx, out)
-	if err != nil && out.Kind == OutEdit {
-		// The message to edit may be gone: send the text afresh.
-		out.Kind, out.EditID = OutMessage, ""
-		ids, err = s.Send(ctx, out)
-	}
+	// Held: this record is the send's; deliver turns a failed edit (the
+	// message may be gone) into a new message.
+	ids, sent, err := b.deliver(ctx, rec.ChatKey, out, sendOpts{held: true})
 	if err != nil {
 		b.release(seq)
 		rec.Attempts++
@@ -289,7 +285,7 @@ func (b *Bus) replay(ctx context.Context, seq uint64, rec *outRecord) (ok, keep 
 		b.log.Warn("sending again failed", "channel", rec.Channel, "chat", rec.ChatKey, "attempt", rec.Attempts, "err", err)
 		return false, true
 	}
-	b.confirm(seq, out, rec.ChatKey, ids, nil)
+	b.confirm(seq, sent, rec.ChatKey, ids, nil)
 	return true, true
 }
 

@@ -138,9 +138,7 @@ func TestSIGTERMLetsRunningRepliesFinish(t *testing.T) {
 	tg, model := newTelegram(t), fakeopenai.New(t)
 	release := make(chan struct{})
 	model.Script(fakeopenai.Turn{Text: "the long answer", Hold: release})
-	model.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
-		return fakeopenai.Turn{Text: "answer to: " + r.Last().Content}
-	})
+	answerEach(model)
 	dir := t.TempDir()
 	cfg := telegramConfig(t, dir, model.URL, tg.Token, tg.URL)
 	appendConfig(t, cfg, "shutdown:\n  grace_seconds: 60\n")
@@ -182,9 +180,7 @@ func TestSIGTERMLetsRunningRepliesFinish(t *testing.T) {
 func TestSIGTERMAfterGraceCancelsAndRetryWorks(t *testing.T) {
 	tg, model := newTelegram(t), fakeopenai.New(t)
 	model.Script(fakeopenai.Turn{Text: "never finished", Hold: make(chan struct{})})
-	model.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
-		return fakeopenai.Turn{Text: "answer to: " + r.Last().Content}
-	})
+	answerEach(model)
 	dir := t.TempDir()
 	cfg := telegramConfig(t, dir, model.URL, tg.Token, tg.URL)
 	appendConfig(t, cfg, "shutdown:\n  grace_seconds: 1\n")
@@ -273,4 +269,12 @@ func TestAnswerArrivesAfterAPlatformOutage(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("the answer shows %d times: %s", n, dump(tg.Messages(ann.ID)))
 	}
+}
+
+// answerEach makes model answer every request (after any scripted turns)
+// with "answer to: <the last message>".
+func answerEach(model *fakeopenai.Server) {
+	model.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
+		return fakeopenai.Turn{Text: "answer to: " + r.Last().Content}
+	})
 }

@@ -181,9 +181,7 @@ func TestTelegramPrivateConversation(t *testing.T) {
 
 func TestTelegramGroupMentionsAndReplyChains(t *testing.T) {
 	tg, model := newTelegram(t), fakeopenai.New(t)
-	model.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
-		return fakeopenai.Turn{Text: "answer to: " + r.Last().Content}
-	})
+	answerEach(model)
 	run := startTelegram(t, tg, model, t.TempDir())
 	group := faketelegram.Chat{ID: -100200300, Type: "supergroup", Title: "Team"}
 
@@ -391,9 +389,7 @@ func TestTelegramRestartLosesAndRepeatsNothing(t *testing.T) {
 	tg, model := newTelegram(t), fakeopenai.New(t)
 	hold := make(chan struct{})
 	model.Script(fakeopenai.Turn{Text: "first answer", Hold: hold})
-	model.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
-		return fakeopenai.Turn{Text: "answer to: " + r.Last().Content}
-	})
+	answerEach(model)
 	dir := t.TempDir()
 	run := startTelegram(t, tg, model, dir)
 	tg.PushMessage(faketelegram.Private(ann, "one"))
