@@ -162,8 +162,10 @@ func (m *Metrics) Run(agent, outcome string, d time.Duration) {
 		return
 	}
 	agent = known(agent, agents)
-	m.runs.WithLabelValues(agent, known(outcome, outcomes)).Inc()
+	// The duration first: a scrape that sees the run counted sees its
+	// duration too.
 	m.runSeconds.WithLabelValues(agent).Observe(d.Seconds())
+	m.runs.WithLabelValues(agent, known(outcome, outcomes)).Inc()
 }
 
 // Error counts an error of kind (ErrModel, ErrTool, ...).
