@@ -37,6 +37,7 @@ type migration func(*bbolt.Tx) error
 var migrations = []migration{
 	migrateTo1,
 	migrateTo2,
+	migrateTo3,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -57,8 +57,8 @@ func (tx *Tx) Thread(id string) (*Thread, error) {
 	return decodeThread(id, v)
 }
 
-// DeleteThread deletes a thread's record, its messages and its sequence
-// counter. Chat mappings pointing at it stay; callers remap them. Deleting a
+// DeleteThread deletes a thread's record, its messages, its sequence
+// counter and its research. Chat mappings pointing at it stay; callers remap them. Deleting a
 // thread that does not exist is not an error.
 func (tx *Tx) DeleteThread(id string) error {
 	b, err := tx.bucket(bucketThreads)
@@ -66,6 +66,13 @@ func (tx *Tx) DeleteThread(id string) error {
 		return err
 	}
 	if err := b.Delete([]byte(id)); err != nil {
+		return err
+	}
+	rb, err := tx.bucket(bucketResearch)
+	if err != nil {
+		return err
+	}
+	if err := rb.Delete([]byte(id)); err != nil {
 		return err
 	}
 	if err := checkThreadID(id); err != nil {
