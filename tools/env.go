@@ -102,3 +102,13 @@ type TaskEvent struct {
 	Duration    time.Duration // task_done: running time
 	Ahead       int           // pending: tasks waiting in front of it
 }
+
+// EventStatus is the Event kind of a run's overall progress (a research's
+// plan with the steps done so far); its Data is a Status.
+const EventStatus = "status"
+
+// Status is the state of a run for the message that shows its progress.
+type Status struct {
+	Panel string // the whole state, replacing the one before
+	Line  string // what changed, in one line, for channels that show activity lines
+}

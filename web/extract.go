@@ -34,13 +34,14 @@ var dropRoles = map[string]bool{
 }
 
 // htmlToMarkdown extracts the readable content of an HTML page and
-// converts it to Markdown, making links absolute against pageURL.
-func htmlToMarkdown(ctx context.Context, page string, pageURL *url.URL) (string, error) {
+// converts it to Markdown, making links absolute against pageURL. It also
+// returns the document's <title> ("" without one).
+func htmlToMarkdown(ctx context.Context, page string, pageURL *url.URL) (md, title string, err error) {
 	doc, err := html.Parse(strings.NewReader(page))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	title := collapseSpace(textOf(findFirst(doc, atom.Title)))
+	title = collapseSpace(textOf(findFirst(doc, atom.Title)))
 	baseURL := pageURL
 	if b := findFirst(doc, atom.Base); b != nil {
 		if href := attr(b, "href"); href != "" {
@@ -55,13 +56,30 @@ func htmlToMarkdown(ctx context.Context, page string, pageURL *url.URL) (string,
 	conv := converter.NewConverter(converter.WithPlugins(base.NewBasePlugin(), commonmark.NewCommonmarkPlugin()))
 	out, err := conv.ConvertNode(root, converter.WithDomain(baseURL.String()), converter.WithContext(ctx))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	md := strings.TrimSpace(string(out))
+	md = strings.TrimSpace(string(out))
 	if title != "" && !startsWithHeading(md, title) {
 		md = strings.TrimSpace("# " + title + "\n\n" + md)
 	}
-	return md, nil
+	return md, title, nil
+}
+
+// firstHeading returns the text of md's first "# " heading outside code
+// fences, or "".
+func firstHeading(md string) string {
+	fenced := false
+	for line := range strings.Lines(md) {
+		switch {
+		case strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~"):
+			fenced = !fenced
+		case !fenced && strings.HasPrefix(line, "# "):
+			if h := collapseSpace(line[2:]); h != "" {
+				return h
+			}
+		}
+	}
+	return ""
 }
 
 // clean removes page furniture below n. A <header> inside an <article>

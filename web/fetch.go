@@ -112,24 +112,44 @@ func (f *fetcher) run(ctx context.Context, in fetchArgs) (string, error) {
 	}
 	limit = min(limit, 4*f.o.MaxChars)
 
-	final, md, err := f.fetch(ctx, u)
+	p, err := f.fetch(ctx, u)
 	if err != nil {
 		return "", err
 	}
-	return "URL: " + final + "\n\n" + truncate(md, limit, 4*f.o.MaxChars), nil
+	if p.md != "" {
+		// The URL the model asked for, not where redirects led: that is
+		// the one it knows and cites.
+		tools.NoteSource(ctx, tools.Source{URL: raw, Title: p.title})
+	}
+	md := p.md
+	if md == "" {
+		md = "(the page has no readable text)"
+	}
+	if p.cut {
+		md += fmt.Sprintf("\n\n[the page is larger than %d bytes; only its beginning was read]", f.o.MaxBytes)
+	}
+	return "URL: " + p.url + "\n\n" + truncate(md, limit, 4*f.o.MaxChars), nil
 }
 
-// fetch gets u and returns the final URL and the content as Markdown.
-func (f *fetcher) fetch(ctx context.Context, u *url.URL) (string, string, error) {
+// page is what fetch read.
+type page struct {
+	url   string // the final URL, redacted
+	title string // the page's title, or its first heading; "" when neither
+	md    string // the content as Markdown; "" when it has no readable text
+	cut   bool   // the body was larger than MaxBytes
+}
+
+// fetch gets u and returns its content as Markdown.
+func (f *fetcher) fetch(ctx context.Context, u *url.URL) (page, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return "", "", fmt.Errorf("cannot fetch %s: %v", redact(u), err)
+		return page{}, fmt.Errorf("cannot fetch %s: %v", redact(u), err)
 	}
 	req.Header.Set("User-Agent", f.o.UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5")
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return "", "", f.describe(ctx, redact(u), err)
+		return page{}, f.describe(ctx, redact(u), err)
 	}
 	defer resp.Body.Close()
 	final := resp.Request.URL
@@ -140,18 +160,18 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL) (string, string, error)
 		if !strings.HasPrefix(status, fmt.Sprint(resp.StatusCode)) {
 			status = fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 		}
-		return "", "", fmt.Errorf("the server answered %s for %s", strings.TrimSpace(status), finalStr)
+		return page{}, fmt.Errorf("the server answered %s for %s", strings.TrimSpace(status), finalStr)
 	}
 
 	mediaType, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	mediaType = strings.ToLower(mediaType)
 	if mediaType != "" && mediaType != "application/octet-stream" && kindOf(mediaType) == kindOther {
-		return "", "", unsupported(finalStr, mediaType)
+		return page{}, unsupported(finalStr, mediaType)
 	}
 
 	body, err := io.ReadAll(io.LimitReader(resp.Body, f.o.MaxBytes+1))
 	if err != nil {
-		return "", "", f.describe(ctx, finalStr, err)
+		return page{}, f.describe(ctx, finalStr, err)
 	}
 	cut := int64(len(body)) > f.o.MaxBytes
 	if cut {
@@ -163,29 +183,38 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL) (string, string, error)
 			if mediaType == "" {
 				mediaType = sniffed
 			}
-			return "", "", unsupported(finalStr, mediaType)
+			return page{}, unsupported(finalStr, mediaType)
 		}
 		mediaType, params = sniffed, sp
 	}
 
+	p := page{url: finalStr, cut: cut}
 	kind := kindOf(mediaType)
 	text := decodeText(body, params["charset"], kind == kindHTML)
-	var md string
 	if kind == kindHTML {
-		md, err = htmlToMarkdown(ctx, text, final)
+		p.md, p.title, err = htmlToMarkdown(ctx, text, final)
 		if err != nil {
-			return "", "", fmt.Errorf("could not read the HTML of %s: %v", finalStr, err)
+			return page{}, fmt.Errorf("could not read the HTML of %s: %v", finalStr, err)
 		}
 	} else {
-		md = strings.TrimSpace(strings.ReplaceAll(text, "\r\n", "\n"))
+		p.md = strings.TrimSpace(strings.ReplaceAll(text, "\r\n", "\n"))
 	}
-	if md == "" {
-		md = "(the page has no readable text)"
+	if p.title == "" {
+		p.title = firstHeading(p.md)
 	}
-	if cut {
-		md += fmt.Sprintf("\n\n[the page is larger than %d bytes; only its beginning was read]", f.o.MaxBytes)
+	p.title = clipTitle(p.title)
+	return p, nil
+}
+
+// maxTitle is the most characters of a title kept for a source.
+const maxTitle = 200
+
+// clipTitle shortens a title longer than maxTitle characters.
+func clipTitle(s string) string {
+	if utf8.RuneCountInString(s) <= maxTitle {
+		return s
 	}
-	return finalStr, md, nil
+	return strings.TrimSpace(string([]rune(s)[:maxTitle-1])) + "…"
 }
 
 type contentKind int

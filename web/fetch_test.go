@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -370,5 +371,70 @@ func TestFetchContentRoot(t *testing.T) {
 				t.Errorf("case %d holds %q:\n%s", i, n, out)
 			}
 		}
+	}
+}
+
+// A page read is noted as a source under the URL the model asked for;
+// failed fetches are not.
+func TestFetchNotesSources(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/post":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, articlePage)
+		case "/notes.md":
+			w.Header().Set("Content-Type", "text/markdown")
+			fmt.Fprint(w, "Intro.\n\n```sh\n# not a title\n```\n\n# Release Notes\n\nText.")
+		case "/plain":
+			fmt.Fprint(w, "just text")
+		case "/old":
+			http.Redirect(w, r, "/post", http.StatusMovedPermanently)
+		case "/empty":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, "<html><body></body></html>")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+
+	var got tools.Sources
+	ctx := tools.WithSources(context.Background(), &got)
+	fetch := func(tool tools.Tool, url string) error {
+		b, _ := json.Marshal(map[string]any{"url": url})
+		_, err := tool.Run(ctx, b)
+		return err
+	}
+	tool := FetchTool(private(FetchOptions{}))
+	for _, u := range []string{" " + srv.URL + "/post ", srv.URL + "/notes.md", srv.URL + "/plain", srv.URL + "/old"} {
+		if err := fetch(tool, u); err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+	}
+	for _, u := range []string{srv.URL + "/missing", srv.URL + "/empty", "ftp://example.com/", "not a url"} {
+		fetch(tool, u)
+	}
+	if err := fetch(FetchTool(FetchOptions{}), srv.URL+"/plain?blocked"); err == nil {
+		t.Fatal("a private address was fetched")
+	}
+
+	want := []tools.Source{
+		{URL: srv.URL + "/post", Title: "Go Concurrency | Example Blog"},
+		{URL: srv.URL + "/notes.md", Title: "Release Notes"},
+		{URL: srv.URL + "/plain"},
+		{URL: srv.URL + "/old", Title: "Go Concurrency | Example Blog"},
+	}
+	if l := got.List(); !slices.Equal(l, want) {
+		t.Errorf("sources:\n got %v\nwant %v", l, want)
+	}
+}
+
+func TestClipTitle(t *testing.T) {
+	if got := clipTitle("Short"); got != "Short" {
+		t.Errorf("clipTitle(Short) = %q", got)
+	}
+	got := clipTitle(strings.Repeat("é", 500))
+	if n := utf8.RuneCountInString(got); n != maxTitle || !strings.HasSuffix(got, "…") {
+		t.Errorf("clipped to %d characters: %q", n, got)
 	}
 }
