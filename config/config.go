@@ -19,6 +19,7 @@ type Config struct {
 	Channels  Channels       `yaml:"channels"`
 	Sandbox   Sandbox        `yaml:"sandbox"`
 	Subagents Subagents      `yaml:"subagents"`
+	Research  Research       `yaml:"research"`
 	Memory    Memory         `yaml:"memory"`
 	Skills    Skills         `yaml:"skills"`
 	SkillEvo  SkillEvolution `yaml:"skill_evolution"`
@@ -202,6 +203,14 @@ type SubagentType struct {
 	Model           string   `yaml:"model"`            // a models[].name; empty = the lead's model
 	MaxTurns        int      `yaml:"max_turns"`        // 0 = 50
 	TimeoutSeconds  int      `yaml:"timeout_seconds"`  // 0 = subagents.timeout_seconds
+}
+
+// Research configures /research.
+type Research struct {
+	Enabled           bool `yaml:"enabled"`             // default true (only when the key is absent)
+	MaxClarifications int  `yaml:"max_clarifications"`  // questions before planning, 0 to 5; absent: 2, 0: never ask
+	MaxSteps          int  `yaml:"max_steps"`           // steps per plan, 1 to 10; default 5
+	MaxPlanIterations int  `yaml:"max_plan_iterations"` // revised plans from the person's changes, 0 to 10; absent: 3
 }
 
 // Memory configures long-term memory.

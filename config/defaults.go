@@ -5,8 +5,8 @@ import (
 )
 
 // Defaults for keys that are absent or zero. Bools that default to true
-// (sandbox.network, memory.enabled) apply only when the key is absent, so an
-// explicit false is kept.
+// (sandbox.network, memory.enabled, research.enabled) apply only when the
+// key is absent, so an explicit false is kept.
 const (
 	defaultDataDir     = "./.deerflow"
 	defaultBaseURL     = "https://api.openai.com/v1"
@@ -102,6 +102,17 @@ func (c *Config) applyDefaults(lookup lookupFunc) {
 	num(&c.Subagents.MaxPerRun, 6)
 	num(&c.Subagents.MaxRunning, 16)
 	num(&c.Subagents.TimeoutSeconds, 1800)
+
+	if !c.given("research.enabled") {
+		c.Research.Enabled = true
+	}
+	if !c.given("research.max_clarifications") {
+		c.Research.MaxClarifications = 2
+	}
+	num(&c.Research.MaxSteps, 5)
+	if !c.given("research.max_plan_iterations") {
+		c.Research.MaxPlanIterations = 3
+	}
 
 	if !c.given("memory.enabled") {
 		c.Memory.Enabled = true

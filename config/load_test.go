@@ -99,6 +99,7 @@ func TestDefaults(t *testing.T) {
 		Console:   Console{User: "ann"},
 		Sandbox:   Sandbox{Network: true, BashTimeoutSeconds: 600, MaxUploadMB: 50},
 		Subagents: Subagents{MaxPerResponse: 3, MaxPerRun: 6, MaxRunning: 16, TimeoutSeconds: 1800},
+		Research:  Research{Enabled: true, MaxClarifications: 2, MaxSteps: 5, MaxPlanIterations: 3},
 		Memory:    Memory{Enabled: true, Scope: "user", DebounceSeconds: 30},
 		Skills:    Skills{Path: "./skills"},
 		Tools:     Tools{WebFetch: WebFetch{MaxChars: 4096, TimeoutSeconds: 20}, WebSearch: WebSearch{MaxResults: 5}},
@@ -127,6 +128,7 @@ func TestDefaultsRespectExplicitValues(t *testing.T) {
 	c := mustParse(t, `
 sandbox: {network: false}
 memory: {enabled: false}
+research: {enabled: false, max_clarifications: 0, max_steps: 0, max_plan_iterations: 0}
 channels: {slack: {api_url: "http://127.0.0.1:9/api"}}
 models:
   - model: a
@@ -135,8 +137,10 @@ models:
 `)
 	got := []any{c.Sandbox.Network, c.Memory.Enabled, c.Channels.Slack.APIURL,
 		c.Models[0].Name, c.Models[0].MaxRetries, c.Models[1].Name, c.Models[1].BaseURL,
-		c.Models[1].MaxRetries, c.Models[1].TimeoutSeconds, c.Models[2].MaxRetries}
-	want := []any{false, false, "http://127.0.0.1:9/api/", "a", 3, "bee", "http://x/v1", 0, 5, 0}
+		c.Models[1].MaxRetries, c.Models[1].TimeoutSeconds, c.Models[2].MaxRetries,
+		c.Research.Enabled, c.Research.MaxClarifications, c.Research.MaxSteps, c.Research.MaxPlanIterations}
+	want := []any{false, false, "http://127.0.0.1:9/api/", "a", 3, "bee", "http://x/v1", 0, 5, 0,
+		false, 0, 5, 0}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}

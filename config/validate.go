@@ -20,6 +20,7 @@ func (c *Config) Validate() error {
 	v.channels()
 	v.sandbox()
 	v.limits()
+	v.research()
 	v.mcp()
 	return errors.Join(v.errs...)
 }
@@ -283,6 +284,13 @@ func (v *validator) limits() {
 		v.nonNegative(k+".max_turns", t.MaxTurns)
 		v.nonNegative(k+".timeout_seconds", t.TimeoutSeconds)
 	}
+}
+
+func (v *validator) research() {
+	r := v.c.Research
+	v.between("research.max_clarifications", r.MaxClarifications, 0, 5)
+	v.between("research.max_steps", r.MaxSteps, 1, 10)
+	v.between("research.max_plan_iterations", r.MaxPlanIterations, 0, 10)
 }
 
 // isName reports whether s is 1 to maxLen letters, digits, '-' or '_',

@@ -79,6 +79,11 @@ subagents:
 			`config.yaml:9: subagents.types[4].description: required`,
 			`config.yaml:10: subagents.types[4].tools[1]: subagents cannot delegate: task is never given to them`,
 			`config.yaml:11: subagents.types[4].max_turns: must not be negative, got -1`}},
+		{"research limits", "research:\n  max_clarifications: 6\n  max_steps: 11\n  max_plan_iterations: -1", []string{
+			`config.yaml:2: research.max_clarifications: must be between 0 and 5, got 6`,
+			`config.yaml:3: research.max_steps: must be between 1 and 10, got 11`,
+			`config.yaml:4: research.max_plan_iterations: must be between 0 and 10, got -1`}},
+		{"research at the edges", "research: {enabled: false, max_clarifications: 0, max_steps: 10, max_plan_iterations: 0}", nil},
 		{"skills admins", "skills:\n  admins: [telegram:1, \"1002\", \"slack:\"]", []string{
 			`config.yaml:2: skills.admins[1]: must be "channel:user id", such as telegram:123456789`,
 			`config.yaml:2: skills.admins[2]: must be "channel:user id", such as telegram:123456789`}},
