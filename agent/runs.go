@@ -114,3 +114,25 @@ func NewID(prefix string) string {
 	sb.WriteString(idEncoding.EncodeToString(b[:]))
 	return sb.String()
 }
+
+// Hold makes work other than Run (a research, say) the thread's active
+// run, so that Active, Stop and StopAll treat it as one: the returned
+// context is cancelled by Stop (cause ErrStopped) and by StopAll. Call
+// release once the work has ended and recorded its state. ok is false,
+// and nothing is held, when the thread already has an active run.
+func (a *Agent) Hold(ctx context.Context, threadID, runID, model string) (_ context.Context, release func(), ok bool) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	r := &activeRun{id: runID, model: model, started: a.opts.Now(), cancel: cancel, done: make(chan struct{})}
+	if !a.acquire(threadID, r) {
+		cancel(nil)
+		return nil, nil, false
+	}
+	return ctx, func() {
+		cancel(nil)
+		a.release(threadID, r)
+	}, true
+}
+
+// ForgetHistory drops the thread's cached history, for a caller that
+// appended messages to the thread in the store itself.
+func (a *Agent) ForgetHistory(threadID string) { a.history.forget(threadID) }

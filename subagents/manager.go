@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -44,11 +45,13 @@ type Options struct {
 
 // Manager runs subagent tasks. It is safe for concurrent use.
 type Manager struct {
-	opts    Options
-	log     *slog.Logger
-	types   []*kind // offered, in order
-	slots   *slots
-	running atomic.Int64
+	opts  Options
+	log   *slog.Logger
+	types []*kind // offered, in order
+	// internal are types the lead is not offered, for Run (Researcher).
+	internal map[string]*kind
+	slots    *slots
+	running  atomic.Int64
 }
 
 // kind is an offered type with the agent that runs it.
@@ -103,6 +106,21 @@ func New(opts Options) (*Manager, error) {
 			return nil, err
 		}
 		m.types = append(m.types, k)
+	}
+	m.internal = map[string]*kind{}
+	for _, t := range internalTypes() {
+		if _, ok := opts.Tools.Get(t.Needs); !ok {
+			continue
+		}
+		t.Tools = slices.DeleteFunc(t.Tools, func(name string) bool { // web_search is optional
+			_, ok := opts.Tools.Get(name)
+			return !ok
+		})
+		k, err := m.build(t)
+		if err != nil {
+			return nil, err
+		}
+		m.internal[t.Name] = k
 	}
 	return m, nil
 }
@@ -231,7 +249,38 @@ func (t *taskTool) Run(ctx context.Context, args json.RawMessage) (string, error
 	if err := t.m.admit(env); err != nil {
 		return "", err
 	}
-	return t.m.execute(ctx, env, k, in), nil
+	return forLead(t.m.execute(ctx, env, k, in), in, k), nil
+}
+
+// Step is work given to a subagent directly, outside the lead's task tool
+// and its limits (a research plan's step).
+type Step struct {
+	Type        string // Researcher, or a type the lead is offered
+	Description string // shown to the person
+	Prompt      string // the whole brief
+}
+
+// Run runs step as a task of env's run and waits for it: its events go
+// through env.Emit and it is recorded with env.RunID like a delegated task,
+// and it waits for a free slot like one.
+func (m *Manager) Run(ctx context.Context, env *tools.Env, step Step) (Outcome, error) {
+	k, ok := m.internal[step.Type]
+	if !ok {
+		if k, ok = m.kind(step.Type); !ok {
+			return Outcome{}, fmt.Errorf("subagents: unknown type %q", step.Type)
+		}
+	}
+	args := taskArgs{Description: strings.Join(strings.Fields(step.Description), " "), Prompt: step.Prompt, Type: k.Name}
+	return m.execute(ctx, env, k, args), nil
+}
+
+// Has reports whether steps of the named type can run.
+func (m *Manager) Has(name string) bool {
+	if _, ok := m.internal[name]; ok {
+		return true
+	}
+	_, ok := m.kind(name)
+	return ok
 }
 
 // admit applies the per-response and per-run limits. Within a response the

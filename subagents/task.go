@@ -36,9 +36,17 @@ type task struct {
 	ctx context.Context
 }
 
-// execute runs a subagent for args and returns what the lead reads. It
-// reports task events through env and records the task with its run.
-func (m *Manager) execute(ctx context.Context, env *tools.Env, k *kind, args taskArgs) string {
+// Outcome is how a subagent task ended.
+type Outcome struct {
+	ID       string
+	Status   string // a tools task status: completed, failed, cancelled, timed_out, interrupted
+	Text     string // the subagent's answer, or what went wrong, in full
+	Duration time.Duration
+}
+
+// execute runs a subagent for args. It reports task events through env and
+// records the task with its run.
+func (m *Manager) execute(ctx context.Context, env *tools.Env, k *kind, args taskArgs) Outcome {
 	t := &task{m: m, env: env, kind: k, args: args, ev: tools.TaskEvent{
 		ID: agent.NewID("task_"), Description: args.Description, Type: k.Name, Status: tools.TaskPending,
 	}}
@@ -148,9 +156,8 @@ func (t *task) lastSteps() string {
 	return "Its last steps:\n" + strings.Join(t.steps, "\n")
 }
 
-// end records and reports the task's outcome and returns the tool result
-// for the lead: status, duration and result text.
-func (t *task) end(status string, dur time.Duration, result string) string {
+// end records and reports the task's outcome.
+func (t *task) end(status string, dur time.Duration, result string) Outcome {
 	var body string
 	switch status {
 	case tools.TaskCompleted:
@@ -180,8 +187,13 @@ func (t *task) end(status string, dur time.Duration, result string) string {
 	t.ev.Status, t.ev.Duration, t.ev.Result = status, dur, summary
 	t.emit(tools.EventTaskDone)
 	t.m.opts.Metrics.SubagentTask(status)
+	return Outcome{ID: t.ev.ID, Status: status, Text: body, Duration: dur}
+}
+
+// forLead is the task tool's result: status, duration and result text.
+func forLead(o Outcome, args taskArgs, k *kind) string {
 	return fmt.Sprintf("Task %q (%s, %s)\nStatus: %s\nDuration: %s\n\n%s",
-		t.args.Description, t.kind.Name, t.ev.ID, status, readable(dur), body)
+		args.Description, k.Name, o.ID, o.Status, readable(o.Duration), o.Text)
 }
 
 func (t *task) emit(kind string) {

@@ -36,6 +36,34 @@ const (
 	Bash           = "bash"
 )
 
+// Researcher is the type of a research plan's research steps; the lead is
+// not offered it.
+const Researcher = "researcher"
+
+// internalTypes are the types only Run uses.
+func internalTypes() []Type {
+	return []Type{{
+		Name:         Researcher,
+		Description:  "Researches one question on the web and reports the findings with their sources.",
+		SystemPrompt: researcherPrompt,
+		Tools:        []string{"web_search", "web_fetch", "bash", "read_file", "write_file", "ls", "glob", "grep"},
+		MaxTurns:     60,
+		Needs:        "web_fetch",
+	}}
+}
+
+const researcherPrompt = `<role>
+You are a research subagent. You carry out one step of a research plan, alone: nobody reads your messages except the reporter, which reads only your final answer and writes the report from it and the other steps' findings.
+</role>
+
+<guidelines>
+- Search the web (web_search) with several precise queries, then read the most relevant and authoritative pages in full with web_fetch. A page counts as a source only if you fetched it; search snippets are leads, not sources.
+- Prefer primary sources, recent data and concrete facts: numbers, dates, names, direct statements. Note conflicting figures and where each comes from.
+- Use bash (Python in the sandbox) when a calculation or a data file helps; keep files under /mnt/user-data/workspace.
+- Stay within your step; other steps cover the rest of the plan.
+- Finish with your findings in Markdown: the facts, each followed by the URL of the page it comes from, then a short "Sources" list of the URLs you fetched. No preamble. If you found little, say what you tried and what is missing.
+</guidelines>`
+
 // ToolName is the name of the lead's delegation tool.
 const ToolName = "task"
 
