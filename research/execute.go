@@ -1,0 +1,223 @@
+package research
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/store"
+	"github.com/deerflow/deerflow/subagents"
+	"github.com/deerflow/deerflow/tools"
+)
+
+// maxFindingsIn bounds one step's findings given to a later step or to the
+// reporter.
+const maxFindingsIn = 12000
+
+// stepEvent is a task event of step i.
+type stepEvent struct {
+	i  int
+	ev tools.Event
+}
+
+// stepResult is how step i ended.
+type stepResult struct {
+	i       int
+	out     subagents.Outcome
+	err     error
+	sources []tools.Source
+}
+
+// execute runs the plan's unfinished steps (research steps at once, each
+// processing step after the steps before it), then the report.
+func (s *session) execute(rec *store.Research) {
+	plan := rec.Plan
+	n := len(plan.Steps)
+	rec.Phase, rec.RunID, rec.Error = store.ResearchRunning, s.in.RunID, ""
+	if len(rec.Steps) != n {
+		rec.Steps = make([]store.ResearchStep, n)
+	}
+	for i := range rec.Steps {
+		if rec.Steps[i].Status != tools.TaskCompleted {
+			rec.Steps[i] = store.ResearchStep{Status: tools.TaskPending}
+		}
+	}
+	if err := s.save(rec); err != nil {
+		s.fail(nil, "I couldn't save this conversation; please try again.", err)
+		return
+	}
+	s.status(panel(rec, ""), fmt.Sprintf("researching: %d steps", n))
+
+	events := make(chan stepEvent, 64)
+	results := make(chan stepResult)
+	ended := make([]chan struct{}, n) // closed when step i has ended
+	findings := make([]string, n)     // written before ended[i] closes
+	running := 0
+	for i := range plan.Steps {
+		ended[i] = make(chan struct{})
+		if rec.Steps[i].Status == tools.TaskCompleted {
+			findings[i] = rec.Steps[i].Findings
+			close(ended[i])
+		}
+	}
+	for i := range plan.Steps {
+		if rec.Steps[i].Status == tools.TaskCompleted {
+			continue
+		}
+		running++
+		go s.step(rec, i, ended, findings, events, results)
+	}
+	for running > 0 {
+		select {
+		case se := <-events:
+			s.stepEvent(rec, se)
+		case res := <-results:
+			// A step sends its events before its result: show them first,
+			// so that none is lost and a late task_started does not mark
+			// the ended step running again.
+			for drained := false; !drained; {
+				select {
+				case se := <-events:
+					s.stepEvent(rec, se)
+				default:
+					drained = true
+				}
+			}
+			running--
+			st := &rec.Steps[res.i]
+			st.Ended = s.r.opts.Now()
+			st.TaskID = res.out.ID
+			if res.err != nil {
+				st.Status, st.Findings = tools.TaskFailed, res.err.Error()
+			} else {
+				st.Status, st.Findings = res.out.Status, res.out.Text
+			}
+			for _, src := range res.sources {
+				st.Sources = append(st.Sources, store.ResearchSource{URL: src.URL, Title: src.Title})
+			}
+			if st.Status == tools.TaskCompleted {
+				findings[res.i] = st.Findings
+			}
+			close(ended[res.i])
+			if err := s.save(rec); err != nil {
+				s.r.log.ErrorContext(s.ctx, "recording a research step", "thread", s.in.ThreadID, "step", res.i+1, "err", err)
+			}
+			s.status(panel(rec, ""), fmt.Sprintf("step %d %s", res.i+1, st.Status))
+		}
+	}
+	if s.ctx.Err() != nil {
+		s.stopped(rec)
+		return
+	}
+	done := 0
+	for _, st := range rec.Steps {
+		if st.Status == tools.TaskCompleted {
+			done++
+		}
+	}
+	if done == 0 {
+		s.fail(rec, runFailedText(n), errors.New("no research step finished"))
+		return
+	}
+	s.report(rec)
+}
+
+// stepEvent shows a task event of a step and notes a start in rec.
+func (s *session) stepEvent(rec *store.Research, se stepEvent) {
+	if se.ev.Kind == tools.EventTaskStarted {
+		if te, ok := se.ev.Data.(tools.TaskEvent); ok && te.Status == tools.TaskRunning {
+			st := &rec.Steps[se.i]
+			st.Status, st.TaskID, st.Started = tools.TaskRunning, te.ID, te.Started
+			if err := s.save(rec); err != nil { // /status reads it
+				s.r.log.ErrorContext(s.ctx, "recording a research step", "thread", s.in.ThreadID, "step", se.i+1, "err", err)
+			}
+			s.status(panel(rec, ""), fmt.Sprintf("step %d started: %s", se.i+1, oneLine(rec.Plan.Steps[se.i].Title, 80)))
+		}
+	}
+	ev := se.ev
+	s.emit(agent.Event{Kind: agent.EventTool, Custom: &ev})
+}
+
+// step runs step i as a subagent, after the steps it depends on.
+func (s *session) step(rec *store.Research, i int, ended []chan struct{}, findings []string, events chan<- stepEvent, results chan<- stepResult) {
+	plan := rec.Plan
+	st := plan.Steps[i]
+	var earlier strings.Builder
+	if st.StepType == stepProcessing {
+		for j := 0; j < i; j++ {
+			select {
+			case <-ended[j]:
+			case <-s.ctx.Done():
+			}
+		}
+		for j := 0; j < i; j++ {
+			select {
+			case <-ended[j]:
+				if findings[j] != "" {
+					fmt.Fprintf(&earlier, "\n### Step %d: %s\n%s\n", j+1, plan.Steps[j].Title, tools.Clip(findings[j], maxFindingsIn))
+				}
+			default: // cancelled before it ended
+			}
+		}
+	}
+	typ := subagents.Researcher
+	if st.StepType == stepProcessing {
+		typ = subagents.Bash
+	}
+	if !s.r.opts.Subagents.Has(typ) {
+		typ = subagents.GeneralPurpose
+	}
+	env := &tools.Env{
+		ThreadID: s.in.ThreadID, RunID: s.in.RunID, ChatKey: s.in.ChatKey, UserID: s.in.UserID,
+		Model: s.model.Name, Turn: 1,
+		Emit: func(ev tools.Event) { events <- stepEvent{i: i, ev: ev} },
+	}
+	sources := &tools.Sources{}
+	ctx := tools.WithSources(s.ctx, sources)
+	out, err := s.r.opts.Subagents.Run(ctx, env, subagents.Step{
+		Type:        typ,
+		Description: fmt.Sprintf("Step %d: %s", i+1, oneLine(st.Title, 60)),
+		Prompt:      stepBrief(rec, i, earlier.String()),
+	})
+	results <- stepResult{i: i, out: out, err: err, sources: sources.List()}
+}
+
+// stepBrief is everything step i's subagent knows.
+func stepBrief(rec *store.Research, i int, earlier string) string {
+	plan := rec.Plan
+	st := plan.Steps[i]
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Research topic: %s\n", rec.Topic)
+	for _, q := range rec.Questions {
+		if q.Answer != "" {
+			fmt.Fprintf(&sb, "(Asked: %s Answer: %s)\n", q.Question, q.Answer)
+		}
+	}
+	fmt.Fprintf(&sb, "\nThe plan, \"%s\" (other agents carry out the other steps):\n", plan.Title)
+	for j, p := range plan.Steps {
+		fmt.Fprintf(&sb, "%d. %s (%s)\n", j+1, p.Title, p.StepType)
+	}
+	fmt.Fprintf(&sb, "\nYour step, %d of %d: %s\n%s\n", i+1, len(plan.Steps), st.Title, st.Description)
+	if st.StepType == stepProcessing {
+		if earlier != "" {
+			sb.WriteString("\nThe findings of the steps before yours:\n")
+			sb.WriteString(earlier)
+		}
+		sb.WriteString("\nDo the computation in Python in the sandbox: write scripts under /mnt/user-data/workspace and run them with bash. Answer with the results (figures, tables) and say briefly how you computed them and from which data.")
+	} else {
+		sb.WriteString("\nSearch the web and read the best sources with web_fetch. Answer with your findings, each fact with the URL of the page it comes from.")
+	}
+	return sb.String()
+}
+
+// panel is the progress message's text while the plan runs.
+func panel(rec *store.Research, extra string) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "🔎 Research: %s\n%s", rec.Plan.Title, stepList(rec))
+	if extra != "" {
+		sb.WriteString("\n")
+		sb.WriteString(extra)
+	}
+	return sb.String()
+}
