@@ -138,7 +138,10 @@ memory:
 	// A Telegram message answered shows in /metrics.
 	tg.PushMessage(faketelegram.Private(ann, "count me"))
 	waitMessage(t, tg, ann.ID, "ops: count me")
-	text := waitMetric(t, addr, regexp.MustCompile(`(?m)^deerflow_runs_total\{agent="lead",outcome="answered"\} 1$`))
+	waitMetric(t, addr, regexp.MustCompile(`(?m)^deerflow_runs_total\{agent="lead",outcome="answered"\} 1$`))
+	// The registry gathers its collectors concurrently, so one scrape may
+	// see the run counted before its duration: wait for both.
+	text := waitMetric(t, addr, regexp.MustCompile(`(?m)^deerflow_run_duration_seconds_count\{agent="lead"\} 1$`))
 	for series, want := range map[string]float64{
 		`deerflow_inbound_messages_total{channel="telegram"}`:                             1,
 		`deerflow_inbound_messages_total{channel="slack"}`:                                0,
