@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"strings"
 	"sync"
@@ -42,6 +43,10 @@ type Inbound struct {
 	// Skill is set when the message activates a skill ("/<skill> task");
 	// Text is then the task.
 	Skill string `json:",omitempty"`
+	// Research is set for a message of /research: "start" or "auto" (Text
+	// is the topic), or "retry" (/retry, which resumes an unfinished
+	// research when the conversation has one).
+	Research string `json:",omitempty"`
 	// Group is set when others than the sender and the bot see the
 	// conversation (a group or channel), so private things (a person's
 	// memory) are not shown there.
@@ -173,6 +178,28 @@ type Options struct {
 	// Reopen finds a presented file again for a delivery retried after a
 	// restart; nil: such files are not sent again.
 	Reopen Reopener
+	// Research runs /research; nil: the command is off.
+	Research Research
+}
+
+// Research is /research as the router sees it. A research is a
+// conversation: while it waits for the person (a question, the plan),
+// their next message goes to it.
+type Research interface {
+	// Pending reports whether the thread's research waits for the
+	// person's reply.
+	Pending(threadID string) bool
+	// Resumable reports whether the thread has a research that stopped
+	// before its report and is not running.
+	Resumable(threadID string) bool
+	// Run handles one message as the thread's run, reporting like
+	// agent.Run. mode is "start", "auto", "reply" or "resume".
+	Run(ctx context.Context, mode string, in agent.Input) iter.Seq2[agent.Event, error]
+	// Status describes the thread's research for /status ("" if none).
+	Status(threadID string) string
+	// Cancel drops a research that waits for the person or was
+	// interrupted, reporting whether there was one.
+	Cancel(threadID string) bool
 }
 
 // Skills is what the router needs of the skills.
@@ -277,6 +304,12 @@ func (b *Bus) Publish(ctx context.Context, in *Inbound) error {
 		if skill != "" && args != "" {
 			in.Skill, in.Text = skill, args
 			return b.enqueue(ctx, in)
+		}
+		if name == "research" && b.opts.Research != nil {
+			if mode, topic := researchArgs(args); topic != "" {
+				in.Research, in.Text = mode, topic
+				return b.enqueue(ctx, in)
+			}
 		}
 		if _, dup, err := b.record(in, false); err != nil || dup {
 			return err

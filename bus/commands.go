@@ -21,7 +21,8 @@ var Commands = []struct{ Name, Help string }{
 	{"new", "start a new conversation"},
 	{"status", "show this conversation's thread, model and what is running"},
 	{"stop", "stop the current reply (and drop waiting messages)"},
-	{"retry", "run your last message again (after a restart or a failure)"},
+	{"retry", "run your last message again, or resume an unfinished research (after a restart or a failure)"},
+	{"research", "research a topic in depth: a plan you review, steps in parallel, a report (/research auto TOPIC skips the review)"},
 	{"models", "list models; /models NAME switches this conversation"},
 	{"memory", "show what I remember about you (/memory forget N, clear, off, on)"},
 	{"skills", "list skills; /skills enable|disable NAME; /NAME task uses one"},
@@ -54,6 +55,11 @@ func (b *Bus) command(ctx context.Context, in *Inbound, name, args string) error
 		return b.cmdStop(ctx, in)
 	case "retry":
 		return b.cmdRetry(ctx, in)
+	case "research":
+		if b.opts.Research == nil {
+			return b.reply(ctx, in, "Research is switched off on this deerflow (research.enabled: false).")
+		}
+		return b.reply(ctx, in, "Tell me what to research: /research <topic>. I'll propose a plan for you to review first; /research auto <topic> starts without the review.")
 	case "models":
 		return b.cmdModels(ctx, in, args)
 	case "memory":
@@ -83,6 +89,31 @@ func isCommand(name string) bool {
 		}
 	}
 	return false
+}
+
+// StartsRun reports whether text is a command that starts work running
+// like a message (a research with its topic, a skill with its task) rather
+// than one answered at once.
+func (b *Bus) StartsRun(text string) bool {
+	name, args, ok := parseCommand(strings.TrimSpace(text))
+	if !ok || args == "" {
+		return false
+	}
+	if name == "research" {
+		_, topic := researchArgs(args)
+		return b.opts.Research != nil && topic != ""
+	}
+	return b.skill(name) != ""
+}
+
+// researchArgs splits "/research" arguments into the mode and the topic:
+// "auto <topic>" runs without the review.
+func researchArgs(args string) (mode, topic string) {
+	word, rest, _ := strings.Cut(args, " ")
+	if strings.EqualFold(word, "auto") {
+		return "auto", strings.TrimSpace(rest)
+	}
+	return "start", strings.TrimSpace(args)
 }
 
 func helpText() string {
@@ -125,6 +156,15 @@ func (b *Bus) cmdStop(ctx context.Context, in *Inbound) error {
 	b.mu.Unlock()
 	b.forgetInbound(gone)
 	stopped := threadID != "" && b.opts.Agent.Stop(threadID)
+	if !stopped && b.opts.Research != nil {
+		if id, err := b.threadFor(in.ChatKey()); err == nil && b.opts.Research.Cancel(id) {
+			text := "Dropped the research."
+			if dropped > 0 {
+				text += fmt.Sprintf(" Dropped %d waiting message(s).", dropped)
+			}
+			return b.reply(ctx, in, text)
+		}
+	}
 	switch {
 	case !stopped && dropped == 0:
 		return b.reply(ctx, in, "Nothing is running in this conversation.")
@@ -181,6 +221,12 @@ func (b *Bus) cmdStatus(ctx context.Context, in *Inbound) error {
 		sb.WriteString("Run: idle\n")
 	}
 	sb.WriteString(tasks)
+	if b.opts.Research != nil {
+		if r := b.opts.Research.Status(threadID); r != "" {
+			sb.WriteString(r)
+			sb.WriteString("\n")
+		}
+	}
 	fmt.Fprintf(&sb, "Queued: %d\nUptime: %s", queued, b.opts.Now().Sub(b.started).Round(time.Second))
 	if b.opts.Version != "" {
 		fmt.Fprintf(&sb, "\nVersion: %s", b.opts.Version)
@@ -263,5 +309,8 @@ func (b *Bus) cmdRetry(ctx context.Context, in *Inbound) error {
 	}
 	again := *in
 	again.Text, again.Skill, again.EventKey, again.Files = last.Content, "", "", nil
+	if b.opts.Research != nil {
+		again.Research = "retry"
+	}
 	return b.enqueue(ctx, &again)
 }

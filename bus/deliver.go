@@ -48,6 +48,7 @@ type delivery struct {
 	answerIDs  []string
 
 	mu     sync.Mutex
+	status string          // the run's overall progress (tools.EventStatus), shown first
 	text   strings.Builder // the current step's answer text
 	acts   []string
 	main   *editor       // the progress message; nil for DeltaStreamers
@@ -160,6 +161,18 @@ func (d *delivery) handle(ctx context.Context, ev agent.Event) {
 			if files, ok := ev.Custom.Data.([]tools.File); ok {
 				d.files = append(d.files, files...)
 			}
+		case tools.EventStatus:
+			st, ok := ev.Custom.Data.(tools.Status)
+			if !ok {
+				return
+			}
+			if d.stream {
+				if st.Line != "" {
+					d.b.send(ctx, d.key, d.out(OutActivity, st.Line))
+				}
+				return
+			}
+			d.update(func() { d.status = st.Panel })
 		case tools.EventTaskStarted, tools.EventTaskProgress, tools.EventTaskDone:
 			if te, ok := ev.Custom.Data.(tools.TaskEvent); ok {
 				d.task(ctx, ev.RunID, ev.Custom.Kind, &te)
@@ -194,7 +207,13 @@ func (d *delivery) update(f func()) {
 
 func (d *delivery) render() string {
 	var b strings.Builder
-	b.WriteString(strings.TrimSpace(d.text.String()))
+	b.WriteString(d.status)
+	if t := strings.TrimSpace(d.text.String()); t != "" {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(t)
+	}
 	if len(d.acts) > 0 {
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
@@ -227,8 +246,15 @@ func (d *delivery) final(ctx context.Context, text string, failed bool) {
 	}
 	id := d.main.halt()
 	d.mu.Lock()
-	if failed && id != "" && strings.TrimSpace(d.text.String()) != "" {
-		text = strings.TrimSpace(d.text.String()) + "\n\n" + text
+	if failed && id != "" {
+		// What the progress message showed stays above the failure.
+		shown := d.status
+		if t := strings.TrimSpace(d.text.String()); t != "" {
+			shown = strings.TrimSpace(shown + "\n\n" + t)
+		}
+		if shown != "" {
+			text = shown + "\n\n" + text
+		}
 	}
 	d.mu.Unlock()
 	o := d.out(OutMessage, text)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 
 	"github.com/deerflow/deerflow/agent"
@@ -200,7 +201,7 @@ func (b *Bus) runItem(c *conv, it *item) {
 	if it.seq != 0 {
 		onBegin = func(tx *store.Tx) error { return tx.DeleteInbound(it.seq) }
 	}
-	for ev := range b.opts.Agent.Run(context.Background(), agent.Input{
+	ain := agent.Input{
 		RunID:     runID,
 		ThreadID:  it.threadID,
 		ChatKey:   in.ChatKey(),
@@ -210,8 +211,47 @@ func (b *Bus) runItem(c *conv, it *item) {
 		OnBegin:   onBegin,
 		OnAnswer:  d.answerTxFunc(),
 		MessageID: in.MessageID,
-	}) {
+	}
+	run := b.opts.Agent.Run
+	if mode := b.researchMode(in, it.threadID, &ain); mode != "" {
+		run = func(ctx context.Context, ain agent.Input) iter.Seq2[agent.Event, error] {
+			return b.opts.Research.Run(ctx, mode, ain)
+		}
+	}
+	for ev := range run(context.Background(), ain) {
 		d.handle(ctx, ev)
 	}
 	d.settleAnswer()
+}
+
+// researchMode says whether a message goes to the research rather than the
+// lead agent, and how: "" for the lead. A /retry of "/research topic"
+// that cannot resume starts that research again (ain.Text is the topic).
+func (b *Bus) researchMode(in *Inbound, threadID string, ain *agent.Input) string {
+	rs := b.opts.Research
+	if rs == nil || in.Skill != "" {
+		return ""
+	}
+	switch in.Research {
+	case "start", "auto":
+		return in.Research
+	case "retry":
+		if rs.Pending(threadID) { // the reply was not taken (a failed revision): again
+			return "reply"
+		}
+		if rs.Resumable(threadID) {
+			return "resume"
+		}
+		if name, args, ok := parseCommand(in.Text); ok && name == "research" {
+			if mode, topic := researchArgs(args); topic != "" {
+				ain.Text = topic
+				return mode
+			}
+		}
+		return ""
+	}
+	if rs.Pending(threadID) {
+		return "reply"
+	}
+	return ""
 }

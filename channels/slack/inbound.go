@@ -196,16 +196,38 @@ func (c *Channel) slash(ctx context.Context, b *bus.Bus, cmd slack.SlashCommand)
 	if !strings.HasPrefix(text, "/") {
 		text = "/" + text
 	}
-	err := b.Publish(ctx, &bus.Inbound{
+	in := &bus.Inbound{
 		Channel: Name, ChatID: cmd.ChannelID, UserID: cmd.UserID,
 		MessageID: ephemeralPrefix + cmd.UserID, EventKey: "slack:slash:" + cmd.TriggerID,
 		Text: text,
-	})
+	}
+	if b.StartsRun(text) {
+		// Work that runs (a research, a skill's task) gets a message of
+		// its own, visible to all, whose thread is its conversation: the
+		// progress and the answers show there, and replies in it reach
+		// the work (a research's plan review).
+		if ts, err := c.announce(ctx, cmd.ChannelID, "<@"+cmd.UserID+"> "+text); err == nil {
+			in.Topic, in.MessageID = ts, ts
+			in.Group = !strings.HasPrefix(cmd.ChannelID, "D")
+		} else {
+			c.log.Warn("could not post the message a slash command's work answers; answering privately", "err", err)
+		}
+	}
+	err := b.Publish(ctx, in)
 	if err != nil {
 		c.log.Error("slash command", "err", err)
 		return
 	}
 	c.met.Inbound()
+}
+
+// announce posts text as a new message in channel and returns its ts.
+func (c *Channel) announce(ctx context.Context, channel, text string) (string, error) {
+	if err := c.wait(ctx, channel); err != nil {
+		return "", err
+	}
+	_, ts, err := c.api.PostMessageContext(ctx, channel, slack.MsgOptionText(text, false))
+	return ts, err
 }
 
 // ephemeralPrefix marks, in Outbound.ReplyTo, an answer to a slash

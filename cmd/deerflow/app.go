@@ -21,6 +21,7 @@ import (
 	"github.com/deerflow/deerflow/mcp"
 	"github.com/deerflow/deerflow/memory"
 	"github.com/deerflow/deerflow/metrics"
+	"github.com/deerflow/deerflow/research"
 	"github.com/deerflow/deerflow/sandbox"
 	"github.com/deerflow/deerflow/skills"
 	"github.com/deerflow/deerflow/store"
@@ -46,7 +47,8 @@ type app struct {
 	mcp       *mcp.Manager // nil without mcp.servers
 	mcpStop   context.CancelFunc
 	subagents *subagents.Manager
-	memory    *memory.Manager // nil when memory.enabled is false
+	research  *research.Researcher // nil when research.enabled is false
+	memory    *memory.Manager      // nil when memory.enabled is false
 	skills    *skills.Manager
 }
 
@@ -188,8 +190,25 @@ func (a *app) wire() error {
 		p.SetSection(agent.SectionMemory, agent.Static(memory.PromptSection))
 	}
 	opts.TurnContext = a.turnContext
+	if cfg.Research.Enabled {
+		p.SetSection("research", agent.Static(researchSection))
+	}
 	if a.agent, err = agent.New(opts); err != nil {
 		return err
+	}
+	if cfg.Research.Enabled {
+		if a.research, err = research.New(research.Options{
+			Store:             st,
+			Agent:             a.agent,
+			Subagents:         a.subagents,
+			MaxClarifications: cfg.Research.MaxClarifications,
+			MaxSteps:          cfg.Research.MaxSteps,
+			MaxPlanIterations: cfg.Research.MaxPlanIterations,
+			SaveReport:        sb.SaveOutput,
+			Logger:            log,
+		}); err != nil {
+			return err
+		}
 	}
 	if len(cfg.MCP.Servers) > 0 {
 		// Servers connect in the background; their tools join the
@@ -215,6 +234,9 @@ func (a *app) wire() error {
 	}
 	if a.memory != nil {
 		bo.Memory = a.memory
+	}
+	if a.research != nil {
+		bo.Research = a.research
 	}
 	if a.bus, err = bus.New(bo); err != nil {
 		return err
@@ -495,6 +517,11 @@ func modelRefs(cfg *config.Config, log *slog.Logger) []agent.ModelRef {
 	}
 	return refs
 }
+
+// researchSection tells the lead when to propose /research.
+const researchSection = `<research>
+When a request calls for in-depth research across many sources (a market or literature overview, a comparison of options with evidence, the state of a field), suggest that the person send /research <topic>: they review the outline first, its parts are researched in parallel and the write-up cites the pages read (/research auto <topic> starts at once). For a quick question, just answer.
+</research>`
 
 func prompt(cfg *config.Config, sb *sandbox.Manager) *agent.Prompt {
 	p := agent.DefaultPrompt(cfg.Agent.Name)

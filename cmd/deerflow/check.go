@@ -114,6 +114,12 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 			sc := cfg.Subagents
 			fmt.Fprintf(w, "subagents\t%s; %d per response, %d per message, %d running at once, %d s timeout\n",
 				strings.Join(types, ", "), sc.MaxPerResponse, sc.MaxPerRun, sc.MaxRunning, sc.TimeoutSeconds)
+			if r := cfg.Research; r.Enabled {
+				fmt.Fprintf(w, "research\t/research on: up to %d questions, %d steps per plan, %d plan revisions\n",
+					r.MaxClarifications, r.MaxSteps, r.MaxPlanIterations)
+			} else {
+				fmt.Fprintf(w, "research\toff (research.enabled is false)\n")
+			}
 		}
 	}
 	if err != nil {
