@@ -57,6 +57,15 @@ func TestKill9With200ConversationsInFlight(t *testing.T) {
 	}
 	cmd.Wait()
 	before := len(model.Requests())
+	// What the person saw before the restart: an answer the platform took
+	// just before the kill, but whose clearing commit did not land, is
+	// sent again by the replay. That window (a few milliseconds: one
+	// commit) is what at-least-once delivery leaves; no Bot API call can
+	// ask whether a message was already sent.
+	shownBefore := make([]int, convs)
+	for i := range shownBefore {
+		shownBefore[i] = answered(i)
+	}
 
 	startBinaryServe(t, dir, cfg)
 	told := func(i int) bool {
@@ -81,10 +90,12 @@ func TestKill9With200ConversationsInFlight(t *testing.T) {
 		perMessage[r.Last().Content]++
 	}
 	var nAnswered, nTold, rerun int
-	var problems []string
+	var problems, resent []string
 	for i := 0; i < convs; i++ {
 		a := answered(i)
 		switch {
+		case a == 2 && shownBefore[i] == 1:
+			resent = append(resent, text(i))
 		case a > 1:
 			problems = append(problems, fmt.Sprintf("%s answered %d times: %s", text(i), a, dump(tg.Messages(user(i).ID))))
 		case a == 0 && !told(i):
@@ -109,8 +120,14 @@ func TestKill9With200ConversationsInFlight(t *testing.T) {
 			rerun++
 		}
 	}
+	if len(resent) > 3 {
+		problems = append(problems, fmt.Sprintf("%d answers shown before the kill were sent again (%s); the window between a send and its clearing commit should catch a few at most", len(resent), strings.Join(resent, ", ")))
+	}
 	if len(problems) > 0 {
 		t.Fatalf("after kill -9 and restart:\n%s", strings.Join(problems, "\n"))
+	}
+	if len(resent) > 0 {
+		t.Logf("sent again after the restart (delivered in the instant before the kill, not yet recorded): %s", strings.Join(resent, ", "))
 	}
 	if len(tg.Pending()) != 0 {
 		t.Errorf("updates never confirmed: %d", len(tg.Pending()))
