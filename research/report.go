@@ -162,38 +162,13 @@ func finishReport(text string, sources []store.ResearchSource) string {
 	}
 	text = unfence(strings.TrimSpace(text))
 	text = dropReferences(text)
-	// Until nothing changes: a label put in a link's place can complete
-	// another link ("[[x](a)](b)"). Each change shortens the text.
+	// Until nothing changes: a label put in a link's place, or text
+	// closing up where a URL went, can complete another link
+	// ("[[x](a)](b)"). Each change shortens the text.
 	for prev := ""; prev != text; {
 		prev = text
-		text = markdownLink.ReplaceAllStringFunc(text, func(m string) string {
-			sub := markdownLink.FindStringSubmatch(m)
-			if read[normURL(sub[2])] {
-				return m
-			}
-			if strings.TrimSpace(sub[1]) == "" {
-				return ""
-			}
-			return sub[1]
-		})
+		text = strings.TrimSpace(dropBareURLs(unlink(text, read), read))
 	}
-	// Bare URLs, outside the links kept above.
-	var out strings.Builder
-	last := 0
-	for _, loc := range bareURL.FindAllStringIndex(text, -1) {
-		u := strings.TrimRight(text[loc[0]:loc[1]], ".,;:!?")
-		if read[normURL(u)] || insideLink(text, loc[0]) {
-			continue
-		}
-		before := text[last:loc[0]]
-		last = loc[0] + len(u)
-		if last < len(text) && strings.IndexByte(" ),.;:!?", text[last]) >= 0 {
-			before = strings.TrimRight(before, " ") // "see URL for" → "see for", "(see URL)" → "(see)"
-		}
-		out.WriteString(before)
-	}
-	out.WriteString(text[last:])
-	text = strings.TrimSpace(out.String())
 
 	var sb strings.Builder
 	sb.WriteString(text)
@@ -209,6 +184,41 @@ func finishReport(text string, sources []store.ResearchSource) string {
 		}
 	}
 	return sb.String()
+}
+
+// unlink replaces links to pages not read by their text.
+func unlink(text string, read map[string]bool) string {
+	return markdownLink.ReplaceAllStringFunc(text, func(m string) string {
+		sub := markdownLink.FindStringSubmatch(m)
+		if read[normURL(sub[2])] {
+			return m
+		}
+		if strings.TrimSpace(sub[1]) == "" {
+			return ""
+		}
+		return sub[1]
+	})
+}
+
+// dropBareURLs removes URLs of pages not read that are not a kept link's
+// target.
+func dropBareURLs(text string, read map[string]bool) string {
+	var out strings.Builder
+	last := 0
+	for _, loc := range bareURL.FindAllStringIndex(text, -1) {
+		u := strings.TrimRight(text[loc[0]:loc[1]], ".,;:!?")
+		if read[normURL(u)] || insideLink(text, loc[0]) {
+			continue
+		}
+		before := text[last:loc[0]]
+		last = loc[0] + len(u)
+		if last < len(text) && strings.IndexByte(" ),.;:!?", text[last]) >= 0 {
+			before = strings.TrimRight(before, " ") // "see URL for" → "see for", "(see URL)" → "(see)"
+		}
+		out.WriteString(before)
+	}
+	out.WriteString(text[last:])
+	return out.String()
 }
 
 // insideLink reports whether the URL at i is the target of a Markdown link
