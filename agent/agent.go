@@ -101,6 +101,9 @@ type Agent struct {
 	active map[string]*activeRun // thread id → its running run
 
 	bg sync.WaitGroup // background work of finished runs (titles)
+	// stopping is set by StopAll (under mu): no background work starts
+	// after it, so its wait on bg never races a new Add.
+	stopping bool
 }
 
 // ErrThreadBusy is returned when a thread already has an active run.

@@ -72,6 +72,7 @@ func (a *Agent) Stop(threadID string) bool {
 // persisted their state and ended, or ctx is done.
 func (a *Agent) StopAll(ctx context.Context, cause error) {
 	a.mu.Lock()
+	a.stopping = true
 	runs := make([]*activeRun, 0, len(a.active))
 	for _, r := range a.active {
 		runs = append(runs, r)

@@ -19,7 +19,13 @@ const titlePrompt = `Give this conversation a title of at most six words, in the
 // the title model when there is one, else with the start of the first
 // message. A title set meanwhile is kept.
 func (a *Agent) title(threadID, user, answer string) {
+	a.mu.Lock()
+	if a.stopping {
+		a.mu.Unlock()
+		return
+	}
 	a.bg.Add(1)
+	a.mu.Unlock()
 	go func() {
 		defer a.bg.Done()
 		t := fallbackTitle(user)
