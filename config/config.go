@@ -61,6 +61,9 @@ type Log struct {
 // HTTP configures the operator endpoints.
 type HTTP struct {
 	Listen string `yaml:"listen"` // e.g. 127.0.0.1:9090; empty disables
+	// APIToken is the bearer token every /api route needs; empty: the
+	// HTTP API is off.
+	APIToken string `yaml:"api_token"`
 }
 
 // Shutdown configures what SIGTERM/SIGINT does to running replies.

@@ -23,6 +23,7 @@ func (c *Config) Redacted() *Config {
 	r.Channels.Slack.BotToken = mask(c.Channels.Slack.BotToken)
 	r.Channels.Slack.AppToken = mask(c.Channels.Slack.AppToken)
 	r.Channels.Lark.AppSecret = mask(c.Channels.Lark.AppSecret)
+	r.HTTP.APIToken = mask(c.HTTP.APIToken)
 	r.MCP.Servers = slices.Clone(c.MCP.Servers)
 	for i := range r.MCP.Servers {
 		s := &r.MCP.Servers[i]

@@ -182,6 +182,7 @@ mcp:
       command: also-set
       headers: {Authorization: Bearer SECRET8}
       env: {TOKEN: SECRET9}
+http: {api_token: SECRET10}
 `
 
 func TestSecretsNotInErrors(t *testing.T) {
@@ -206,7 +207,7 @@ func TestRedacted(t *testing.T) {
 	var b strings.Builder
 	for _, s := range []string{r.Models[0].APIKey, r.Models[0].BaseURL, r.Channels.Telegram.BotToken,
 		r.Channels.Slack.BotToken, r.Channels.Slack.AppToken, r.Channels.Lark.AppSecret,
-		r.MCP.Servers[0].URL, r.MCP.Servers[0].Headers["Authorization"], r.MCP.Servers[0].Env["TOKEN"]} {
+		r.MCP.Servers[0].URL, r.MCP.Servers[0].Headers["Authorization"], r.MCP.Servers[0].Env["TOKEN"], r.HTTP.APIToken} {
 		b.WriteString(s + "\n")
 	}
 	if strings.Contains(b.String(), "SECRET") {

@@ -35,6 +35,9 @@ type Options struct {
 	Store  func(context.Context) error
 	Models []Model
 	Logger *slog.Logger // nil: slog.Default()
+	// API serves /api/ (the HTTP API, which checks its own token); nil:
+	// 404.
+	API http.Handler
 
 	// Recent is how old a real model call may be to stand for the model's
 	// state (0 → 30 s); Cache is how long a probe's result is kept (0 →
@@ -98,11 +101,15 @@ func New(o Options) *Server {
 	return s
 }
 
-// Handler is the server's mux: /healthz, /metrics, and 404 for the rest.
+// Handler is the server's mux: /healthz, /metrics, the API under /api/
+// when there is one, and 404 for the rest.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", s.o.Metrics.Handler())
+	if s.o.API != nil {
+		mux.Handle("/api/", s.o.API)
+	}
 	return mux
 }
 
