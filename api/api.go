@@ -1,0 +1,246 @@
+// Package api is the HTTP API under http.listen: threads and runs for web
+// apps and integrations, with Server-Sent Events for a run's progress. It
+// runs the same agent as the chat channels, one run per thread at a time,
+// and every route needs the bearer token http.api_token; without one the
+// API is off and says so.
+//
+// Routes (all JSON unless said otherwise):
+//
+//	POST   /api/threads                                 create a thread
+//	GET    /api/threads/{id}                            its metadata and messages
+//	DELETE /api/threads/{id}                            delete it
+//	POST   /api/threads/{id}/runs                       start a run (multitask_strategy)
+//	GET    /api/threads/{id}/runs/{run_id}              a run's status
+//	POST   /api/threads/{id}/runs/{run_id}/cancel       cancel it
+//	GET    /api/threads/{id}/runs/{run_id}/stream       its events (text/event-stream)
+//	GET    /api/threads/{id}/files/{name}               a file from the thread's outputs
+//
+// It imports agent, store and tools; never bus or the channels.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/store"
+	"github.com/deerflow/deerflow/tools"
+)
+
+// Options configures a Server. Zero numbers take the documented defaults.
+type Options struct {
+	// Token is http.api_token. Empty: the API is off, and every route
+	// says so.
+	Token string
+	Store *store.Store // required
+	Agent *agent.Agent // required
+	// Files finds a file in a thread's outputs by name (checked like a
+	// presented file); nil: the files route finds nothing.
+	Files func(threadID, name string) (tools.File, error)
+	// Heartbeat is how often an idle stream gets a comment (0 → 15 s).
+	Heartbeat time.Duration
+	// Buffer is how many events of a run are kept for clients that
+	// reconnect (0 → 256); older ones are reported as a gap.
+	Buffer int
+	// MaxBody bounds a request body (0 → 1 MiB); MaxInput a run's input
+	// message (0 → 100,000 characters).
+	MaxBody  int64
+	MaxInput int
+	// Keep is how long a finished run's events stay available (0 → 1 h);
+	// its status stays readable from the store after that.
+	Keep   time.Duration
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Server serves the API. It is safe for concurrent use.
+type Server struct {
+	o   Options
+	log *slog.Logger
+	mux *http.ServeMux
+
+	mu      sync.Mutex
+	lanes   map[string]*lane // thread id → its runs
+	runs    map[string]*run  // run id → run, while kept
+	closed  bool
+	workers sync.WaitGroup
+	closing chan struct{} // closed by Close: streams end
+}
+
+// lane is one thread's runs: the active one and those waiting, in order.
+// Guarded by Server.mu.
+type lane struct {
+	active *run
+	queue  []*run
+}
+
+// New returns a Server.
+func New(o Options) (*Server, error) {
+	if o.Store == nil || o.Agent == nil {
+		return nil, errors.New("api: store and agent are required")
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 15 * time.Second
+	}
+	if o.Buffer <= 0 {
+		o.Buffer = 256
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = 1 << 20
+	}
+	if o.MaxInput <= 0 {
+		o.MaxInput = 100_000
+	}
+	if o.Keep <= 0 {
+		o.Keep = time.Hour
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &Server{
+		o: o, log: o.Logger,
+		lanes: map[string]*lane{}, runs: map[string]*run{},
+		closing: make(chan struct{}),
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("POST /api/threads", s.createThread)
+	s.mux.HandleFunc("GET /api/threads/{id}", s.getThread)
+	s.mux.HandleFunc("DELETE /api/threads/{id}", s.deleteThread)
+	s.mux.HandleFunc("POST /api/threads/{id}/runs", s.createRun)
+	s.mux.HandleFunc("GET /api/threads/{id}/runs/{run}", s.getRun)
+	s.mux.HandleFunc("POST /api/threads/{id}/runs/{run}/cancel", s.cancelRun)
+	s.mux.HandleFunc("GET /api/threads/{id}/runs/{run}/stream", s.stream)
+	s.mux.HandleFunc("GET /api/threads/{id}/files/{name}", s.file)
+	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		fail(w, http.StatusNotFound, "not_found", "There is no such API route: "+r.Method+" "+r.URL.Path+".")
+	})
+	return s, nil
+}
+
+// Enabled reports whether the API is on (a token is configured).
+func (s *Server) Enabled() bool { return s.o.Token != "" }
+
+// ServeHTTP serves the /api/ routes, after the token check.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.o.Token == "" {
+		fail(w, http.StatusServiceUnavailable, "api_disabled", "The HTTP API is off: set http.api_token in the configuration to turn it on.")
+		return
+	}
+	if !s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="deerflow"`)
+		fail(w, http.StatusUnauthorized, "unauthorized", "Send the API token as \"Authorization: Bearer <http.api_token>\".")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBody)
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.o.Token)) == 1
+}
+
+// Refuse makes the Server refuse new runs (503) and ends the waiting
+// ones; the running ones go on.
+func (s *Server) Refuse() {
+	s.mu.Lock()
+	s.closed = true
+	var dropped []*run
+	for _, l := range s.lanes {
+		dropped = append(dropped, l.queue...)
+		l.queue = nil
+	}
+	s.mu.Unlock()
+	for _, r := range dropped {
+		r.finish(statusInterrupted, "deerflow is shutting down; the run never started")
+		s.expire(r)
+	}
+}
+
+// Wait blocks until no run is running, or ctx is done.
+func (s *Server) Wait(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { s.workers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// Close refuses new runs, waits (until ctx is done) for the running ones
+// to end (the agent's StopAll cancels them at shutdown) and then ends the
+// streams.
+func (s *Server) Close(ctx context.Context) {
+	s.Refuse()
+	s.Wait(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.closing:
+	default:
+		close(s.closing)
+	}
+}
+
+// apiError is the body of every error response.
+type apiError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func fail(w http.ResponseWriter, status int, code, msg string) {
+	reply(w, status, apiError{Code: code, Message: msg})
+}
+
+func reply(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// decode reads a JSON request body into v; an empty body leaves v as is.
+// It answers the error itself and reports whether to go on.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	err := json.NewDecoder(r.Body).Decode(v)
+	var tooBig *http.MaxBytesError
+	switch {
+	case err == nil || errors.Is(err, io.EOF):
+		return true
+	case errors.As(err, &tooBig):
+		fail(w, http.StatusRequestEntityTooLarge, "too_large", "The request body is larger than the limit of "+sizeText(tooBig.Limit)+".")
+	default:
+		fail(w, http.StatusBadRequest, "bad_json", "The request body is not valid JSON: "+err.Error()+".")
+	}
+	return false
+}
+
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return itoa(n>>20) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return itoa(n>>10) + " KiB"
+	}
+	return itoa(n) + " bytes"
+}
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

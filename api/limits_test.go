@@ -1,0 +1,73 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/deerflow/deerflow/api"
+)
+
+func TestAPILimitsAndBadRequests(t *testing.T) {
+	h := newHarness(t, config{api: func(o *api.Options) { o.MaxBody = 1024; o.MaxInput = 50 }})
+	id := h.createThread()
+	runs := "/api/threads/" + id + "/runs"
+
+	big := `{"input":"` + strings.Repeat("x", 2000) + `"}`
+	wantError(t, h.request("POST", runs, big), http.StatusRequestEntityTooLarge, "too_large")
+	wantError(t, h.request("POST", "/api/threads", `{"model":"`+strings.Repeat("m", 2000)+`"}`), http.StatusRequestEntityTooLarge, "too_large")
+	wantError(t, h.request("POST", runs, map[string]any{"input": strings.Repeat("y", 51)}), http.StatusRequestEntityTooLarge, "input_too_large")
+	// 50 characters, more bytes: the limit counts characters.
+	var started []string
+	if r := h.request("POST", runs, map[string]any{"input": strings.Repeat("é", 50), "multitask_strategy": "reject"}); r.status != http.StatusAccepted {
+		t.Errorf("50 characters: %s", r)
+	} else {
+		var run runJSON
+		r.decode(t, &run)
+		started = append(started, run.RunID)
+	}
+
+	for _, c := range []struct {
+		body string
+		code string
+	}{
+		{`{"input":`, "bad_json"},
+		{`not json`, "bad_json"},
+		{`{"input": 42}`, "bad_input"},
+		{`{"input": ["a"]}`, "bad_input"},
+		{`{"input": true}`, "bad_input"},
+		{`{"input": 1, "multitask_strategy": 2}`, "bad_json"},
+		{``, "bad_input"},
+		{`{}`, "bad_input"},
+		{`{"input": null}`, "bad_input"},
+		{`{"input": ""}`, "bad_input"},
+		{`{"input": "  \n\t "}`, "bad_input"},
+		{`{"input": {"messages": []}}`, "bad_input"},
+		{`{"input": {"messages": [{"role": "assistant", "content": "hi"}]}}`, "bad_input"},
+		{`{"input": {"messages": [{"role": "user", "content": ""}]}}`, "bad_input"},
+		{`{"input": {"messages": [{"role": "user", "content": 7}]}}`, "bad_input"},
+		{`{"input": {"content": " "}}`, "bad_input"},
+		{`{"input": "hi", "multitask_strategy": "later"}`, "bad_strategy"},
+		{`{"input": "hi", "multitask_strategy": "enqueue "}`, ""}, // trimmed
+		{`{"input": "hi", "on_disconnect": "explode"}`, "bad_on_disconnect"},
+		{`{"input": "hi", "model": "nope"}`, "unknown_model"},
+	} {
+		r := h.request("POST", runs, c.body)
+		if c.code == "" {
+			if r.status != http.StatusAccepted {
+				t.Errorf("%s: %s", c.body, r)
+			} else {
+				var run runJSON
+				r.decode(t, &run)
+				started = append(started, run.RunID)
+			}
+			continue
+		}
+		wantError(t, r, http.StatusBadRequest, c.code)
+	}
+	wantError(t, h.request("POST", "/api/threads", `{"model":`), http.StatusBadRequest, "bad_json")
+	// Let the runs end before the test does.
+	for _, run := range started {
+		h.waitStatus(id, run, "success")
+	}
+}

@@ -1,0 +1,94 @@
+package api_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/deerflow/deerflow/internal/fakeopenai"
+)
+
+// TestAPIHundredConcurrentStreams: 100 threads, each with a run and a
+// stream at once; every stream gets its whole answer and its end.
+func TestAPIHundredConcurrentStreams(t *testing.T) {
+	h := newHarness(t, config{})
+	h.fake.Handle(func(req fakeopenai.Request) fakeopenai.Turn {
+		return fakeopenai.Turn{Text: "the answer to " + lastUser(req) + " is " + strings.Repeat("long ", 20), Chunk: 6}
+	})
+	const n = 100
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = h.createThread()
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i, id := range ids {
+		wg.Go(func() {
+			q := fmt.Sprintf("question %d", i)
+			r := h.request("POST", "/api/threads/"+id+"/runs", map[string]any{"input": q})
+			if r.status != 202 {
+				errs <- fmt.Errorf("%d: start: %s", i, r)
+				return
+			}
+			var run runJSON
+			if err := jsonUnmarshal(r.body, &run); err != nil {
+				errs <- err
+				return
+			}
+			s := h.openStream(id, run.RunID, "")
+			defer s.close()
+			var evs []sseEvent
+			for {
+				ev, ok, err := s.item()
+				if err != nil {
+					errs <- fmt.Errorf("%d: %v", i, err)
+					return
+				}
+				if !ok {
+					break
+				}
+				if ev.Comment == "" {
+					evs = append(evs, ev)
+				}
+			}
+			want := "the answer to " + q + " is " + strings.Repeat("long ", 20)
+			var b strings.Builder
+			final := ""
+			for j, ev := range evs {
+				if ev.ID != j+1 {
+					errs <- fmt.Errorf("%d: event %d has id %d", i, j, ev.ID)
+					return
+				}
+				switch ev.Kind {
+				case "message_delta":
+					var d struct{ Content string }
+					jsonUnmarshal([]byte(ev.Data), &d)
+					b.WriteString(d.Content)
+				case "message":
+					var m struct{ Content string }
+					jsonUnmarshal([]byte(ev.Data), &m)
+					final = m.Content
+				}
+			}
+			if len(evs) == 0 || evs[len(evs)-1].Kind != "end" || !strings.Contains(evs[len(evs)-1].Data, `"success"`) {
+				errs <- fmt.Errorf("%d: no successful end:\n%s", i, dump(evs))
+				return
+			}
+			if b.String() != want || final != want {
+				errs <- fmt.Errorf("%d: deltas %q, message %q, want %q", i, b.String(), final, want)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i, id := range ids {
+		msgs := storedMessages(t, h.st, id)
+		if len(msgs) != 2 || msgs[0].Content != fmt.Sprintf("question %d", i) {
+			t.Errorf("thread %d: %q", i, roles(msgs))
+		}
+	}
+}
