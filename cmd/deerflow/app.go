@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/api"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/logctx"
@@ -48,6 +49,7 @@ type app struct {
 	mcpStop   context.CancelFunc
 	subagents *subagents.Manager
 	research  *research.Researcher // nil when research.enabled is false
+	api       *api.Server          // nil when http.listen is empty
 	memory    *memory.Manager      // nil when memory.enabled is false
 	skills    *skills.Manager
 }
@@ -242,7 +244,7 @@ func (a *app) wire() error {
 		return err
 	}
 	a.metrics.QueueDepth(a.bus.Depth)
-	return nil
+	return a.newAPI(sb)
 }
 
 // background lets start-up's background work run: unpacking the built-in
@@ -387,7 +389,19 @@ func (a *app) recover() error {
 func (a *app) shutdown(grace time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), grace+shutdownTail)
 	defer cancel()
-	a.bus.Close(ctx, grace, errShutdown)
+	start := time.Now()
+	if a.api != nil {
+		// API runs get the grace period too: no new ones, the running
+		// ones may finish (the bus's replies go on meanwhile).
+		a.api.Refuse()
+		gctx, gcancel := context.WithTimeout(ctx, grace)
+		a.api.Wait(gctx)
+		gcancel()
+	}
+	a.bus.Close(ctx, max(grace-time.Since(start), 0), errShutdown)
+	if a.api != nil {
+		a.api.Close(ctx) // after StopAll: the cancelled runs record their state, the streams end
+	}
 	if a.memory != nil {
 		a.memory.Flush(ctx) // the exchanges that have waited for quiet
 	}

@@ -59,6 +59,11 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 		cfg.Agent.Name, cfg.Agent.MaxTurns, cfg.Router.MaxQueued)
 	if cfg.HTTP.Listen != "" {
 		fmt.Fprintf(w, "http\t/healthz and /metrics on %s\n", cfg.HTTP.Listen)
+		if cfg.HTTP.APIToken != "" {
+			fmt.Fprintf(w, "http\tthe HTTP API under /api (bearer token set)\n")
+		} else {
+			fmt.Fprintf(w, "http\tthe HTTP API is off (set http.api_token)\n")
+		}
 	} else {
 		fmt.Fprintf(w, "http\toff (set http.listen for /healthz and /metrics)\n")
 	}

@@ -22,8 +22,9 @@ import (
 // queue is flushed, the store is closed, and the exit status is 0.
 func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	log := newLogger(cfg, stderr)
-	if !anyChannel(cfg) {
-		return errors.New("no channel is enabled: set channels.telegram.enabled, channels.slack.enabled or channels.lark.enabled, or use `deerflow chat`")
+	apiOnly := cfg.HTTP.Listen != "" && cfg.HTTP.APIToken != ""
+	if !anyChannel(cfg) && !apiOnly {
+		return errors.New("no channel is enabled: set channels.telegram.enabled, channels.slack.enabled or channels.lark.enabled, or http.listen and http.api_token for the HTTP API, or use `deerflow chat`")
 	}
 	a, err := newAppDeferred(cfg, log) // settle starts the background work
 	if err != nil {

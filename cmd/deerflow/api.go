@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+
+	"github.com/deerflow/deerflow/api"
+	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/sandbox"
+	"github.com/deerflow/deerflow/tools"
+)
+
+// newAPI builds the HTTP API when http.listen is set (without
+// http.api_token it only says that it is off).
+func (a *app) newAPI(sb *sandbox.Manager) error {
+	// The restart notices of interrupted API runs go nowhere: the API's
+	// clients read the run's status. (Registered even with the API off,
+	// for runs of an earlier configuration.)
+	a.bus.Register(apiSink{})
+	if a.cfg.HTTP.Listen == "" {
+		return nil
+	}
+	s, err := api.New(api.Options{
+		Token: a.cfg.HTTP.APIToken,
+		Store: a.store,
+		Agent: a.agent,
+		Files: func(threadID, name string) (tools.File, error) {
+			return sb.Reopen(threadID, sandbox.Outputs+"/"+name)
+		},
+		Logger: a.log,
+	})
+	if err != nil {
+		return err
+	}
+	a.api = s
+	return nil
+}
+
+// apiSink is the bus sender of the API's conversations: it drops what the
+// router would say there (a restart's notices).
+type apiSink struct{}
+
+func (apiSink) Name() string { return "api" }
+
+func (apiSink) Send(context.Context, *bus.Outbound) ([]string, error) { return nil, nil }
