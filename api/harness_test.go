@@ -38,7 +38,7 @@ const token = "test-api-token-7f3a"
 // harness is the API over the real agent, store and llm client, talking
 // to a fake model; the server is an httptest server.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	fake  *fakeopenai.Server
 	st    *store.Store
 	agent *agent.Agent
@@ -53,7 +53,7 @@ type config struct {
 	tools []tools.Tool
 }
 
-func newHarness(t *testing.T, cfg config) *harness {
+func newHarness(t testing.TB, cfg config) *harness {
 	t.Helper()
 	h := &harness{t: t, fake: fakeopenai.New(t), st: testutil.Store(t)}
 	// Runs the scripts do not cover are echoed.
@@ -110,7 +110,7 @@ type response struct {
 func (r response) String() string { return fmt.Sprintf("%d %s", r.status, r.body) }
 
 // decode reads the JSON body into v.
-func (r response) decode(t *testing.T, v any) {
+func (r response) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("body %q: %v", r.body, err)
@@ -310,7 +310,7 @@ func (e sseEvent) String() string {
 }
 
 // decode reads the event's data into v.
-func (e sseEvent) decode(t *testing.T, v any) {
+func (e sseEvent) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(e.Data), v); err != nil {
 		t.Fatalf("event %s: data is not JSON: %v", e, err)
@@ -320,7 +320,7 @@ func (e sseEvent) decode(t *testing.T, v any) {
 // sse is a client of one event stream: a minimal reader of the
 // text/event-stream format (id, event, data, retry and comment lines).
 type sse struct {
-	t        *testing.T
+	t        testing.TB
 	resp     *http.Response
 	r        *bufio.Reader
 	cancel   context.CancelFunc
@@ -488,7 +488,7 @@ func dump(evs []sseEvent) string {
 }
 
 // checkEnded fails unless evs end with the end event.
-func checkEnded(t *testing.T, evs []sseEvent) {
+func checkEnded(t testing.TB, evs []sseEvent) {
 	t.Helper()
 	if len(evs) == 0 || evs[len(evs)-1].Kind != "end" {
 		t.Fatalf("the stream did not end with an end event:\n%s", dump(evs))
@@ -496,7 +496,7 @@ func checkEnded(t *testing.T, evs []sseEvent) {
 }
 
 // endStatus is the status of the end event of evs.
-func endStatus(t *testing.T, evs []sseEvent) string {
+func endStatus(t testing.TB, evs []sseEvent) string {
 	t.Helper()
 	checkEnded(t, evs)
 	var end struct {
@@ -508,7 +508,7 @@ func endStatus(t *testing.T, evs []sseEvent) string {
 }
 
 // checkIDs fails unless the events' ids run from first up by one.
-func checkIDs(t *testing.T, evs []sseEvent, first int) {
+func checkIDs(t testing.TB, evs []sseEvent, first int) {
 	t.Helper()
 	want := first
 	for _, ev := range evs {
@@ -541,7 +541,7 @@ func of(evs []sseEvent, kind string) []sseEvent {
 
 // streamed is the text of the message_delta events (after the last
 // message_reset) and the content of the message event.
-func streamed(t *testing.T, evs []sseEvent) (deltas, final string) {
+func streamed(t testing.TB, evs []sseEvent) (deltas, final string) {
 	t.Helper()
 	var b strings.Builder
 	for _, e := range evs {
