@@ -208,7 +208,11 @@ func TestSplitMarkdownFences(t *testing.T) {
 		{"long fence line", "```" + strings.Repeat("x", 93) + "\nhello world\n```", 100,
 			[]string{"```" + strings.Repeat("x", 93), "hello world\n```"}},
 		{"invalid UTF-8", strings.Repeat("\x80", 50), 20,
-			[]string{strings.Repeat("\x80", 17), strings.Repeat("\x80", 17), strings.Repeat("\x80", 16)}},
+			[]string{strings.Repeat("\x80", 20), strings.Repeat("\x80", 20), strings.Repeat("\x80", 10)}},
+		// A valid character among invalid bytes is not cut (the fuzzer
+		// found "耀" split between two parts).
+		{"valid among invalid UTF-8", strings.Repeat("\x80", 18) + "耀" + strings.Repeat("\x80", 20), 20,
+			[]string{strings.Repeat("\x80", 18), "耀" + strings.Repeat("\x80", 17), strings.Repeat("\x80", 3)}},
 		{"fence opened at the end", strings.Repeat("a", 70) + "\n```py\nx\n```", 80,
 			[]string{strings.Repeat("a", 70), "```py\nx\n```"}},
 		{"four backticks", "````md\n```go\nx\n```\n````\n\n" + strings.Repeat("text\n", 20), 80,

@@ -64,10 +64,7 @@ func (s *mdSplitter) add(line string) {
 			s.flush()
 			room = s.limit - s.cur.Len() - s.fence.tail()
 		}
-		n := room
-		for k := 0; k < utf8.UTFMax-1 && !utf8.RuneStart(line[n]); k++ {
-			n--
-		}
+		n := runeCut(line, room)
 		s.cur.WriteString(line[:n])
 		line = line[n:]
 		s.flush()
@@ -77,6 +74,21 @@ func (s *mdSplitter) add(line string) {
 	}
 	s.cur.WriteString(line)
 	s.fence = s.fence.after(line, s.limit)
+}
+
+// runeCut moves a cut at n back to the start of the character it would
+// split, if any. Invalid bytes are single characters: in a run of them
+// any cut is fine, but a valid character among them stays whole.
+func runeCut(s string, n int) int {
+	for j := n - 1; j >= 0 && j > n-utf8.UTFMax; j-- {
+		if utf8.RuneStart(s[j]) {
+			if _, size := utf8.DecodeRuneInString(s[j:]); j+size > n {
+				return j
+			}
+			return n
+		}
+	}
+	return n
 }
 
 // flush ends the current part, closing an open fence, and starts the next
