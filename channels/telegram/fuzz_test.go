@@ -135,6 +135,7 @@ func wordsMarkdown(words []string, shape []byte) string {
 			}
 			return strings.Join(parts, sep)
 		}
+		table := false
 		switch next() % 16 {
 		case 1:
 			b.WriteString("# " + line(" "))
@@ -160,6 +161,7 @@ func wordsMarkdown(words []string, shape []byte) string {
 			b.WriteString("    " + strings.Join(ws, " "))
 		case 9:
 			b.WriteString("| " + strings.Join(ws, " | ") + " |\n|" + strings.Repeat("---|", len(ws)) + "\n| " + inline(ws[0]) + " |")
+			table = true
 		case 10:
 			b.WriteString(line(" ") + "\n===")
 		case 11:
@@ -173,7 +175,10 @@ func wordsMarkdown(words []string, shape []byte) string {
 		default:
 			b.WriteString(line(seps[int(next())%len(seps)]))
 		}
-		if next()%4 == 0 {
+		// A table runs to a blank line: a next line would be its row, and
+		// GFM drops a row's cells beyond the header's (words lost by the
+		// spec, not by the renderer).
+		if next()%4 == 0 && !table {
 			b.WriteString("\n")
 		} else {
 			b.WriteString("\n\n")
