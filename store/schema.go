@@ -38,6 +38,7 @@ var migrations = []migration{
 	migrateTo1,
 	migrateTo2,
 	migrateTo3,
+	migrateTo4,
 }
 
 // SchemaVersion is the schema version this build writes.
