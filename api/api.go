@@ -80,6 +80,7 @@ type Server struct {
 type lane struct {
 	active *run
 	queue  []*run
+	post   sync.Mutex // held while a run is submitted (not under Server.mu)
 }
 
 // New returns a Server.
@@ -155,8 +156,9 @@ func (s *Server) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.o.Token)) == 1
 }
 
-// Refuse makes the Server refuse new runs (503) and ends the waiting
-// ones; the running ones go on.
+// Refuse makes the Server refuse new runs (503) and lets go of the
+// waiting ones, which stay stored and run after a restart (their streams
+// end with status pending); the running ones go on.
 func (s *Server) Refuse() {
 	s.mu.Lock()
 	s.closed = true
@@ -167,7 +169,8 @@ func (s *Server) Refuse() {
 	}
 	s.mu.Unlock()
 	for _, r := range dropped {
-		r.finish(statusInterrupted, "deerflow is shutting down; the run never started")
+		// Still stored: it runs after the restart, under its id.
+		r.finish(statusPending, "deerflow is shutting down; the run starts once it is back")
 		s.expire(r)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
@@ -40,7 +41,9 @@ type run struct {
 	threadID string
 	input    string
 	model    string
-	user     string // channel:user, as the agent sees it
+	user     string      // channel:user, as the agent sees it
+	seq      uint64      // its record in the store's run queue until it starts
+	began    atomic.Bool // the agent's begin commit took it off the queue
 	// cancelOnDisconnect: the run is cancelled when its last stream
 	// client goes away before it ends.
 	cancelOnDisconnect bool
@@ -250,22 +253,57 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 		status:             statusPending, created: s.o.Now(), wake: make(chan struct{}),
 	}
 
+	switch err := s.submit(nr, strategy); {
+	case errors.Is(err, errClosed):
+		fail(w, http.StatusServiceUnavailable, "shutting_down", "deerflow is shutting down; try again once it is back.")
+		return
+	case errors.Is(err, errBusy):
+		fail(w, http.StatusConflict, "thread_busy", "The thread already has a run active or waiting (multitask_strategy reject).")
+		return
+	case err != nil:
+		s.log.Error("api: storing a run", "thread", t.ID, "err", err)
+		fail(w, http.StatusInternalServerError, "store_error", "The run could not be stored; try again.")
+		return
+	}
+	reply(w, http.StatusAccepted, struct {
+		runJSON
+		Strategy string `json:"multitask_strategy"`
+	}{nr.json(), strategy})
+}
+
+var (
+	errClosed = errors.New("api: shutting down")
+	errBusy   = errors.New("api: thread busy")
+)
+
+// submit stores nr, so that it runs after a restart if it has not started
+// by then, and queues it on its thread as strategy says.
+func (s *Server) submit(nr *run, strategy string) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		fail(w, http.StatusServiceUnavailable, "shutting_down", "deerflow is shutting down; try again once it is back.")
-		return
+		return errClosed
 	}
-	l := s.lanes[t.ID]
-	if l == nil {
-		l = &lane{}
-		s.lanes[t.ID] = l
-	}
+	l := s.laneLocked(nr.threadID)
+	s.mu.Unlock()
+	// One submission per thread at a time: "reject" sees the thread as
+	// the store will have it.
+	l.post.Lock()
+	defer l.post.Unlock()
+	s.mu.Lock()
 	busy := l.active != nil || len(l.queue) > 0
+	s.mu.Unlock()
 	if strategy == strategyReject && busy {
+		return errBusy
+	}
+	if err := s.persist(nr); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.closed {
 		s.mu.Unlock()
-		fail(w, http.StatusConflict, "thread_busy", "The thread already has a run active or waiting (multitask_strategy reject).")
-		return
+		s.unpersist(nr)
+		return errClosed
 	}
 	if prev := l.active; prev != nil && (strategy == strategyInterrupt || strategy == strategyRollback) {
 		prev.mu.Lock()
@@ -273,22 +311,109 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 		prev.mu.Unlock()
 		prev.interrupt(agent.ErrStopped)
 	}
-	s.runs[nr.id] = nr
-	l.queue = append(l.queue, nr)
-	start := l.active == nil
-	if start {
+	s.enqueueLocked(l, nr)
+	s.mu.Unlock()
+	return nil
+}
+
+// laneLocked returns the thread's lane, creating it. Callers hold s.mu.
+func (s *Server) laneLocked(threadID string) *lane {
+	l := s.lanes[threadID]
+	if l == nil {
+		l = &lane{}
+		s.lanes[threadID] = l
+	}
+	return l
+}
+
+// enqueueLocked adds r to its lane and starts the lane's worker if it
+// has none. Callers hold s.mu.
+func (s *Server) enqueueLocked(l *lane, r *run) {
+	s.runs[r.id] = r
+	l.queue = append(l.queue, r)
+	if l.active == nil {
 		s.workers.Add(1)
 		l.active = l.queue[0]
 		l.queue = l.queue[1:]
+		go s.work(r.threadID, l)
 	}
-	s.mu.Unlock()
-	if start {
-		go s.work(t.ID, l)
+}
+
+// queued is a waiting run as the store keeps it.
+type queued struct {
+	ID                 string    `json:"id"`
+	ThreadID           string    `json:"thread_id"`
+	Input              string    `json:"input"`
+	Model              string    `json:"model,omitempty"`
+	User               string    `json:"user"`
+	CancelOnDisconnect bool      `json:"cancel_on_disconnect,omitempty"`
+	Created            time.Time `json:"created"`
+}
+
+// persist stores r in the run queue.
+func (s *Server) persist(r *run) error {
+	data, err := json.Marshal(queued{ID: r.id, ThreadID: r.threadID, Input: r.input, Model: r.model,
+		User: r.user, CancelOnDisconnect: r.cancelOnDisconnect, Created: r.created})
+	if err != nil {
+		return err
 	}
-	reply(w, http.StatusAccepted, struct {
-		runJSON
-		Strategy string `json:"multitask_strategy"`
-	}{nr.json(), strategy})
+	return s.o.Store.Batch(func(tx *store.Tx) error {
+		seq, err := tx.PutQueuedRun(data)
+		r.seq = seq
+		return err
+	})
+}
+
+// unpersist takes r out of the run queue (cancelled before it started).
+func (s *Server) unpersist(r *run) {
+	if r.seq == 0 {
+		return
+	}
+	if err := s.o.Store.Batch(func(tx *store.Tx) error { return tx.DeleteQueuedRun(r.seq) }); err != nil {
+		s.log.Error("api: removing a cancelled run from the queue", "run", r.id, "err", err)
+	}
+}
+
+// Resume queues the runs a previous process accepted but never started,
+// in the order they came, with their ids: their clients find them again.
+// Call it once, when the API starts serving.
+func (s *Server) Resume() error {
+	var runs []*run
+	err := s.o.Store.View(func(tx *store.Tx) error {
+		return tx.QueuedRuns(func(seq uint64, data []byte) error {
+			var q queued
+			if err := json.Unmarshal(data, &q); err != nil || q.ID == "" || q.ThreadID == "" {
+				s.log.Error("api: a stored run is unreadable; dropping it", "seq", seq, "err", err)
+				runs = append(runs, &run{seq: seq}) // removed below
+				return nil
+			}
+			runs = append(runs, &run{
+				s: s, seq: seq, id: q.ID, threadID: q.ThreadID, input: q.Input, model: q.Model, user: q.User,
+				cancelOnDisconnect: q.CancelOnDisconnect, status: statusPending, created: q.Created, wake: make(chan struct{}),
+			})
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, r := range runs {
+		if r.id == "" || !s.apiThread(r.threadID) {
+			s.unpersist(r) // unreadable, or its thread was deleted
+			continue
+		}
+		s.mu.Lock()
+		if !s.closed {
+			s.enqueueLocked(s.laneLocked(r.threadID), r)
+			n++
+		}
+		s.mu.Unlock()
+	}
+	if n > 0 {
+		s.log.Info("api: resuming the runs accepted before the restart", "runs", n)
+	}
+	return nil
 }
 
 // work runs the thread's runs, in order, until none waits. A run's end
@@ -356,6 +481,7 @@ func (s *Server) execute(r *run) (status, errText string) {
 	}
 	r.mu.Unlock()
 	if err != nil {
+		s.unpersist(r)
 		s.log.Error("api: reading the thread before a run", "thread", r.threadID, "err", err)
 		r.add("error", apiError{Code: "store_error", Message: "The thread could not be read; try again."})
 		return statusError, err.Error()
@@ -365,7 +491,7 @@ func (s *Server) execute(r *run) (status, errText string) {
 	status, errText = statusError, "the run ended without an answer"
 	for ev := range s.o.Agent.Run(ctx, agent.Input{
 		RunID: r.id, ThreadID: r.threadID, ChatKey: chatKey(r.threadID), UserID: r.user,
-		Text: r.input, Model: r.model,
+		Text: r.input, Model: r.model, OnBegin: r.onBegin(),
 	}) {
 		switch ev.Kind {
 		case agent.EventStarted:
@@ -397,6 +523,9 @@ func (s *Server) execute(r *run) (status, errText string) {
 			status, errText = statusInterrupted, stopText(ev.Err, context.Cause(ctx))
 		}
 	}
+	if !r.began.Load() {
+		s.unpersist(r) // it never started (the agent refused it): not again after a restart
+	}
 	r.mu.Lock()
 	rollback := r.rollback
 	r.mu.Unlock()
@@ -413,6 +542,18 @@ func (s *Server) execute(r *run) (status, errText string) {
 		}
 	}
 	return status, errText
+}
+
+// onBegin takes r out of the run queue in the transaction that starts it:
+// after a crash it either runs again or is known to have started.
+func (r *run) onBegin() func(*store.Tx) error {
+	if r.seq == 0 {
+		return nil
+	}
+	return func(tx *store.Tx) error {
+		r.began.Store(true)
+		return tx.DeleteQueuedRun(r.seq)
+	}
 }
 
 // restore puts r's thread back as it was before r.
@@ -561,6 +702,7 @@ func (s *Server) cancel(r *run) {
 			if q == r {
 				l.queue = append(l.queue[:i:i], l.queue[i+1:]...)
 				s.mu.Unlock()
+				s.unpersist(r)
 				r.finish(statusInterrupted, "cancelled before it started")
 				s.expire(r)
 				return

@@ -3,10 +3,12 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/deerflow/deerflow/api"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/tools"
 )
@@ -447,7 +449,7 @@ func TestAPIRefuseAndClose(t *testing.T) {
 
 	h.api.Refuse()
 	wantError(t, h.request("POST", "/api/threads/"+id+"/runs", map[string]any{"input": "late"}), http.StatusServiceUnavailable, "shutting_down")
-	if st := h.runStatus(id, waiting.RunID); st.Status != "interrupted" {
+	if st := h.runStatus(id, waiting.RunID); st.Status != "pending" {
 		t.Errorf("the waiting run = %+v", st)
 	}
 	// The running run goes on and ends; then Close ends the streams.
@@ -459,6 +461,36 @@ func TestAPIRefuseAndClose(t *testing.T) {
 	h.api.Close(context.Background())
 	if got := roles(storedMessages(t, h.st, id)); !slices.Equal(got, []string{"user: running", "assistant: finished in the grace period"}) {
 		t.Errorf("stored = %q", got)
+	}
+
+	// The next process (a new Server on the same store) runs the waiting
+	// run, under its id.
+	h.srv.Close()
+	next, err := api.New(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.api, h.srv = next, httptest.NewServer(next)
+	if err := next.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	evs = h.collect(id, waiting.RunID)
+	if endStatus(t, evs) != "success" {
+		t.Errorf("the resumed run:\n%s", dump(evs))
+	}
+	if got := roles(storedMessages(t, h.st, id)); !slices.Equal(got, []string{"user: running", "assistant: finished in the grace period", "user: waiting", "assistant: answer to: waiting"}) {
+		t.Errorf("stored after the resumed run = %q", got)
+	}
+	// Started once: a further restart has nothing to resume.
+	again, err := api.New(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := again.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if again.Busy(id) {
+		t.Error("a run that started was resumed again")
 	}
 }
 

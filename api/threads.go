@@ -93,6 +93,12 @@ func (s *Server) thread(w http.ResponseWriter, id string) (*store.Thread, bool) 
 	return t, true
 }
 
+// apiThread reports whether id is an API thread that exists.
+func (s *Server) apiThread(id string) bool {
+	t, err := s.o.Store.Thread(id)
+	return err == nil && t.ChatKey == chatKey(id)
+}
+
 func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 	t, ok := s.thread(w, r.PathValue("id"))
 	if !ok {
@@ -110,7 +116,7 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := threadJSON{ThreadID: t.ID, Title: t.Title, Model: t.Model, Created: t.Created, Updated: t.Updated,
-		Messages: make([]messageJSON, 0, len(msgs)), Busy: s.busy(t.ID)}
+		Messages: make([]messageJSON, 0, len(msgs)), Busy: s.Busy(t.ID)}
 	for _, m := range msgs {
 		mj := messageJSON{Seq: m.Seq, Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, RunID: m.RunID, Time: m.Time}
 		for _, c := range m.ToolCalls {
@@ -121,8 +127,8 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, out)
 }
 
-// busy reports whether the thread has an active or a waiting run.
-func (s *Server) busy(threadID string) bool {
+// Busy reports whether the thread has an active or a waiting run.
+func (s *Server) Busy(threadID string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.lanes[threadID]

@@ -315,6 +315,9 @@ func TestBinaryAPIOnlyServe(t *testing.T) {
 	s := c.stream(id, run)
 	s.until("run_started")
 	model.WaitRequests(held)
+	// A run waiting behind it is stored: it runs after the restart.
+	queued := c.run(id, "queued one")
+	qs := c.stream(id, queued)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -323,6 +326,9 @@ func TestBinaryAPIOnlyServe(t *testing.T) {
 	rest := s.rest()
 	if len(rest) == 0 || rest[len(rest)-1].kind != "end" || !strings.Contains(rest[len(rest)-1].data, `"interrupted"`) {
 		t.Errorf("the stream at shutdown: %v", rest)
+	}
+	if qrest := qs.rest(); len(qrest) == 0 || qrest[len(qrest)-1].kind != "end" || !strings.Contains(qrest[len(qrest)-1].data, `"pending"`) {
+		t.Errorf("the waiting run's stream at shutdown: %v", qrest)
 	}
 	if err := <-exited; err != nil {
 		t.Fatalf("exit after SIGTERM: %v, want status 0", err)
@@ -335,8 +341,14 @@ func TestBinaryAPIOnlyServe(t *testing.T) {
 	if st.Status != "interrupted" {
 		t.Errorf("after the restart the run = %+v", st)
 	}
+	// The waiting run ran after the restart, under its id.
+	evs = c.stream(id, queued).rest()
+	ended(t, evs, "success")
+	if got := answerOf(t, evs); got != "answer to: queued one" {
+		t.Errorf("the resumed run's answer = %q", got)
+	}
 	c.call("GET", "/api/threads/"+id, nil, http.StatusOK, &th)
-	if n := len(th.Messages); n == 0 || th.Messages[n-1].Content != "a long one" {
+	if n := len(th.Messages); n < 3 || th.Messages[n-3].Content != "a long one" || th.Messages[n-2].Content != "queued one" {
 		t.Errorf("thread after the restart = %+v", th)
 	}
 	// The thread goes on.
