@@ -137,9 +137,11 @@ func (r *run) json() runJSON {
 
 // createRunReq is the body of POST /runs. Input is the person's message:
 // a string, or {"messages":[{"role":"user","content":"…"}]} (the last user
-// message counts), or {"content":"…"}.
+// message counts), or {"content"|"message"|"text":"…"}; a top-level
+// "message" string is taken when there is no input.
 type createRunReq struct {
 	Input             json.RawMessage `json:"input"`
+	Message           string          `json:"message"` // accepted instead of input
 	MultitaskStrategy string          `json:"multitask_strategy"`
 	OnDisconnect      string          `json:"on_disconnect"` // "continue" (default) or "cancel"
 	Model             string          `json:"model"`
@@ -159,6 +161,8 @@ func inputText(raw json.RawMessage) (string, error) {
 	}
 	var obj struct {
 		Content  *string `json:"content"`
+		Message  *string `json:"message"`
+		Text     *string `json:"text"`
 		Messages []struct {
 			Role    string          `json:"role"`
 			Type    string          `json:"type"`
@@ -168,8 +172,10 @@ func inputText(raw json.RawMessage) (string, error) {
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return "", errors.New("input must be a string or an object with messages")
 	}
-	if obj.Content != nil {
-		return *obj.Content, nil
+	for _, v := range []*string{obj.Content, obj.Message, obj.Text} {
+		if v != nil {
+			return *v, nil
+		}
 	}
 	for i := len(obj.Messages) - 1; i >= 0; i-- {
 		m := obj.Messages[i]
@@ -206,6 +212,9 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	var req createRunReq
 	if !decode(w, r, &req) {
 		return
+	}
+	if len(req.Input) == 0 && req.Message != "" {
+		req.Input, _ = json.Marshal(req.Message) // {"message":"…"} without input
 	}
 	text, err := inputText(req.Input)
 	if err == nil && strings.TrimSpace(text) == "" {

@@ -106,6 +106,8 @@ func TestAPIRunInputForms(t *testing.T) {
 	}{
 		{"plain text", "plain text"},
 		{map[string]any{"content": "a content field"}, "a content field"},
+		{map[string]any{"message": "a message field"}, "a message field"},
+		{map[string]any{"text": "a text field"}, "a text field"},
 		{map[string]any{"messages": []map[string]any{
 			{"role": "user", "content": "not this one"},
 			{"role": "assistant", "content": "nor this"},
@@ -124,6 +126,14 @@ func TestAPIRunInputForms(t *testing.T) {
 		if got := lastUser(reqs[len(reqs)-1]); got != c.want {
 			t.Errorf("input %v: the model got %q, want %q", c.input, got, c.want)
 		}
+	}
+	// {"message": "…"} with no input at all.
+	run := h.startRun(id, map[string]any{"message": "just a message"})
+	if endStatus(t, h.collect(id, run.RunID)) != "success" {
+		t.Fatal("a top-level message failed")
+	}
+	if reqs := h.fake.Requests(); lastUser(reqs[len(reqs)-1]) != "just a message" {
+		t.Errorf("the model got %q", lastUser(reqs[len(reqs)-1]))
 	}
 }
 
