@@ -26,6 +26,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -236,14 +237,9 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 func sizeText(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
-		return itoa(n>>20) + " MiB"
+		return strconv.FormatInt(n>>20, 10) + " MiB"
 	case n >= 1<<10 && n%(1<<10) == 0:
-		return itoa(n>>10) + " KiB"
+		return strconv.FormatInt(n>>10, 10) + " KiB"
 	}
-	return itoa(n) + " bytes"
-}
-
-func itoa(n int64) string {
-	b, _ := json.Marshal(n)
-	return string(b)
+	return strconv.FormatInt(n, 10) + " bytes"
 }

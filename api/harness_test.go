@@ -221,6 +221,19 @@ type runJSON struct {
 	Strategy   string    `json:"multitask_strategy"`
 }
 
+// busyThread makes a thread whose first run (input) is held at the model,
+// answering answer once hold closes.
+func (h *harness) busyThread(input, answer string) (thread string, first runJSON, hold chan struct{}) {
+	h.t.Helper()
+	hold = make(chan struct{})
+	h.fake.Script(fakeopenai.Turn{Text: answer, Hold: hold})
+	thread = h.createThread()
+	seen := len(h.fake.Requests())
+	first = h.startRun(thread, input)
+	h.fake.WaitRequests(seen + 1)
+	return thread, first, hold
+}
+
 func (h *harness) createThread() string {
 	h.t.Helper()
 	r := h.request("POST", "/api/threads", nil)

@@ -141,11 +141,7 @@ func TestAPIRunInputForms(t *testing.T) {
 // waiting, and runs when the thread is idle.
 func TestAPIRejectWhileBusy(t *testing.T) {
 	h := newHarness(t, config{})
-	hold := make(chan struct{})
-	h.fake.Script(fakeopenai.Turn{Text: "first done", Hold: hold})
-	id := h.createThread()
-	first := h.startRun(id, "first")
-	h.fake.WaitRequests(1)
+	id, first, hold := h.busyThread("first", "first done")
 	busy := map[string]any{"input": "second", "multitask_strategy": "reject"}
 	wantError(t, h.request("POST", "/api/threads/"+id+"/runs", busy), http.StatusConflict, "thread_busy")
 	queued := h.startRun(id, map[string]any{"input": "queued", "multitask_strategy": "enqueue"})
@@ -171,11 +167,7 @@ func TestAPIRejectWhileBusy(t *testing.T) {
 // it with its answer in the history; several wait in order.
 func TestAPIEnqueue(t *testing.T) {
 	h := newHarness(t, config{})
-	hold := make(chan struct{})
-	h.fake.Script(fakeopenai.Turn{Text: "first done", Hold: hold})
-	id := h.createThread()
-	first := h.startRun(id, "first")
-	h.fake.WaitRequests(1)
+	id, first, hold := h.busyThread("first", "first done")
 	second := h.startRun(id, "second")
 	third := h.startRun(id, map[string]any{"input": "third", "multitask_strategy": "enqueue"})
 	for _, r := range []runJSON{second, third} {
@@ -448,11 +440,7 @@ func TestAPICancel(t *testing.T) {
 
 func TestAPIRefuseAndClose(t *testing.T) {
 	h := newHarness(t, config{})
-	hold := make(chan struct{})
-	h.fake.Script(fakeopenai.Turn{Text: "finished in the grace period", Hold: hold})
-	id := h.createThread()
-	running := h.startRun(id, "running")
-	h.fake.WaitRequests(1)
+	id, running, hold := h.busyThread("running", "finished in the grace period")
 	waiting := h.startRun(id, "waiting")
 	s := h.openStream(id, running.RunID, "")
 	s.until("run_started")

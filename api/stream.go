@@ -88,11 +88,7 @@ func (s *Server) stream(w http.ResponseWriter, req *http.Request) {
 		for _, ev := range batch {
 			fmt.Fprintf(bw, "id: %d\nevent: %s\ndata: %s\n\n", ev.id, ev.kind, ev.data)
 		}
-		if gapFrom > 0 || len(batch) > 0 {
-			if bw.Flush() != nil || rc.Flush() != nil {
-				return
-			}
-		} else if bw.Buffered() > 0 {
+		if bw.Buffered() > 0 { // new events, a gap, or the opening retry line
 			if bw.Flush() != nil || rc.Flush() != nil {
 				return
 			}

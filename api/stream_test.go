@@ -229,11 +229,7 @@ func TestAPIOnDisconnectContinueByDefault(t *testing.T) {
 // leaves is taken out of the queue and never runs.
 func TestAPIOnDisconnectCancelWhileWaiting(t *testing.T) {
 	h := newHarness(t, config{})
-	hold := make(chan struct{})
-	h.fake.Script(fakeopenai.Turn{Text: "first done", Hold: hold})
-	id := h.createThread()
-	first := h.startRun(id, "first")
-	h.fake.WaitRequests(1)
+	id, first, hold := h.busyThread("first", "first done")
 	waiting := h.startRun(id, map[string]any{"input": "waits", "on_disconnect": "cancel"})
 	s := h.openStream(id, waiting.RunID, "")
 	s.close()

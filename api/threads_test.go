@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/api"
-	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -98,11 +97,7 @@ func TestAPICreateThreadWithModel(t *testing.T) {
 
 func TestAPIDeleteBusyThread(t *testing.T) {
 	h := newHarness(t, config{})
-	hold := make(chan struct{})
-	h.fake.Script(fakeopenai.Turn{Text: "late", Hold: hold})
-	id := h.createThread()
-	run := h.startRun(id, "slow")
-	h.fake.WaitRequests(1)
+	id, run, hold := h.busyThread("slow", "late")
 	wantError(t, h.request("DELETE", "/api/threads/"+id, nil), http.StatusConflict, "thread_busy")
 	// Waiting runs make it busy too.
 	queued := h.startRun(id, "after")
