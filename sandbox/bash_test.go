@@ -32,7 +32,7 @@ func TestBashStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = newManager(t, Options{BwrapPath: broken})
-	if ok, how := m.BashStatus(); ok || !strings.Contains(how, "cannot build a sandbox here: exit status 1: bwrap: No permissions to create new namespace; allow unprivileged user namespaces") {
+	if ok, how := m.BashStatus(); ok || !strings.Contains(how, "cannot build a sandbox here: the sandbox did not start: bwrap: No permissions to create new namespace; allow unprivileged user namespaces") {
 		t.Errorf("broken bwrap status = %v, %q", ok, how)
 	}
 	m = newManager(t, Options{BwrapPath: "/nonexistent/bwrap", AllowHostBash: true})

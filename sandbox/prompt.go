@@ -32,7 +32,7 @@ func (m *Manager) PromptSection() string {
 	switch {
 	case m.offered == bashOff:
 		b.WriteString("- There is no bash tool here: work with the file tools (ls, glob, grep, read_file, write_file, str_replace).\n")
-	case !m.network:
+	case m.net == netNone:
 		b.WriteString("- bash runs in " + Workspace + " without network access.\n")
 	default:
 		b.WriteString("- bash runs in " + Workspace + ".\n")

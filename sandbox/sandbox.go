@@ -22,7 +22,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deerflow/deerflow/sandbox/egress"
+	"github.com/deerflow/deerflow/sandbox/limit"
 	"github.com/deerflow/deerflow/tools"
+)
+
+// netMode is what network commands get.
+type netMode int
+
+const (
+	netNone   netMode = iota // a namespace of their own, loopback only
+	netPublic                // the public internet only, through egress
+	netHost                  // the host's network, shared
 )
 
 // Virtual paths every thread sees.
@@ -51,9 +62,22 @@ type Options struct {
 	SkillDirs []Mount
 	// Mounts are extra host directories shown at their virtual paths.
 	Mounts []Mount
-	// Network lets bash inside bubblewrap use the network. False unshares
-	// the network namespace (only loopback, and not the host's).
+	// Network gives commands in bubblewrap the public internet, and only
+	// that (see package egress); false gives them no network at all (a
+	// namespace of their own with only its own loopback). Without the
+	// helper programs it needs, there is no network, and NetworkStatus
+	// says why.
 	Network bool
+	// NetworkAllow are exceptions to the public-only rule: "10.0.0.5:5432",
+	// "db.internal", "10.1.0.0/16".
+	NetworkAllow []string
+	// HostNetwork shares this machine's network with commands: its
+	// loopback, private networks and listening ports included. Only for
+	// trusted users; the caller should warn.
+	HostNetwork bool
+	// Limits bound each command's memory and processes, the conversation's
+	// files and /tmp. Zero fields are unlimited.
+	Limits limit.Limits
 	// AllowHostBash runs bash on the host, NOT isolated, when bubblewrap is
 	// unavailable. The caller should log a loud warning when BashStatus
 	// reports host mode.
@@ -85,7 +109,11 @@ type Manager struct {
 	skillsDir   string  // absolute, or ""
 	skills      []Mount // every read-only skills area: SkillsDir, then SkillDirs
 	mounts      []Mount
-	network     bool
+	net         netMode
+	netWhy      string // why a public network is down; written before bashReady closes
+	egress      *egress.Network
+	limits      *limit.Enforcer
+	resolvConf  string // the sandbox's /etc/resolv.conf, with a user-mode network
 	timeout     time.Duration
 	bash        bashRunner    // written once before bashReady closes; read it through runner()
 	bashReady   chan struct{} // closed when bash is decided
@@ -108,8 +136,20 @@ func New(o Options) (*Manager, error) {
 	m := &Manager{
 		dataDir:    dataDir,
 		threadsDir: filepath.Join(dataDir, "threads"),
-		network:    o.Network,
 		timeout:    o.BashTimeout,
+		limits:     limit.New(o.Limits),
+	}
+	switch {
+	case o.HostNetwork:
+		m.net = netHost
+	case o.Network:
+		m.net = netPublic
+	}
+	if m.egress, err = egress.New(egress.Options{Allow: o.NetworkAllow}); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if m.net == netPublic {
+		m.netWhy = m.egress.Missing()
 	}
 	if m.timeout <= 0 {
 		m.timeout = DefaultBashTimeout
@@ -138,6 +178,12 @@ func New(o Options) (*Manager, error) {
 	}
 	if err := os.MkdirAll(m.threadsDir, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if m.net == netPublic {
+		m.resolvConf = filepath.Join(dataDir, "resolv.conf")
+		if err := os.WriteFile(m.resolvConf, []byte("nameserver "+egress.Resolver+"\n"), 0o644); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
 	}
 	m.realThreads = realPath(m.threadsDir)
 	m.scrubs = m.sharedScrubs()
@@ -226,6 +272,29 @@ func (m *Manager) BashStatus() (available bool, how string) {
 	r := m.runner()
 	return r.mode != bashOff, r.status
 }
+
+// NetworkStatus says what network commands get, in words for `deerflow
+// check`, /status and the start-up log; ok is false when the configured
+// network could not be given. It waits for the bubblewrap probe.
+func (m *Manager) NetworkStatus() (ok bool, how string) {
+	m.runner()
+	switch {
+	case m.net == netHost:
+		return true, "the host's network, shared (sandbox.host_network: true): commands reach this machine's loopback, private networks and cloud metadata"
+	case m.net == netNone:
+		return true, "none (sandbox.network: false)"
+	case m.netWhy != "":
+		return false, "none: " + m.netWhy + "; commands run without network"
+	}
+	return true, m.egress.Describe()
+}
+
+// LimitsStatus says how commands are limited, for `deerflow check` and
+// the start-up log.
+func (m *Manager) LimitsStatus() string { return m.limits.Describe() }
+
+// netDown is why the public network is off, or "".
+func (m *Manager) netDown() string { return m.netWhy }
 
 // lookBwrap finds the bubblewrap binary.
 func lookBwrap(p string) (string, error) {

@@ -1,0 +1,114 @@
+// Package limit bounds what one sandboxed command may take: memory and
+// processes for all of its processes together (a cgroup of its own, under
+// a delegated cgroup v2 subtree or, for root, cgroup v1), and, where no
+// cgroup can be made, per-process rlimits; the size of files it may
+// write, so that the conversation's files stay within their disk limit;
+// and a watcher that stops the whole command the moment a limit is hit
+// and says which.
+//
+// It imports no package of ours.
+package limit
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Limits are the sandbox.limits keys. Zero means no limit.
+type Limits struct {
+	MemoryMB  int // all processes of one command together
+	Processes int // processes (and threads) of one command
+	DiskMB    int // the conversation's files: uploads, workspace, outputs
+	TmpMB     int // the sandbox's /tmp, a tmpfs (applied by the sandbox)
+}
+
+// Enforcer applies Limits to commands. It is safe for concurrent use.
+type Enforcer struct {
+	l     Limits
+	cg    cgroups // nil: rlimits only
+	why   string  // why no cgroup, when cg is nil
+	mu    sync.Mutex
+	seq   int
+	stale []string // cgroup dirs whose removal failed (still emptying)
+}
+
+// cgroups makes one cgroup per command.
+type cgroups interface {
+	name() string
+	create(id string, l Limits) (cgroup, error)
+}
+
+// cgroup is one command's cgroup.
+type cgroup interface {
+	add(pid int) error
+	// hit says which limit the cgroup reached: "memory", "processes" or "".
+	hit() string
+	remove() error
+}
+
+// New finds how limits can be enforced here: a cgroup v2 subtree this
+// process may manage, else cgroup v1 (as root), else rlimits.
+func New(l Limits) *Enforcer {
+	e := &Enforcer{l: l}
+	if l.MemoryMB <= 0 && l.Processes <= 0 {
+		return e
+	}
+	var whys []string
+	if cg, err := newV2(); err == nil {
+		e.cg = cg
+	} else {
+		whys = append(whys, "cgroup v2: "+err.Error())
+		if cg, err := newV1(); err == nil {
+			e.cg = cg
+		} else {
+			whys = append(whys, "cgroup v1: "+err.Error())
+		}
+	}
+	if e.cg == nil {
+		e.why = joinWhy(whys)
+	}
+	return e
+}
+
+// Limits are the limits enforced.
+func (e *Enforcer) Limits() Limits { return e.l }
+
+// Describe says how the limits are enforced, for `deerflow check` and the
+// start-up log.
+func (e *Enforcer) Describe() string {
+	l := e.l
+	files := fmt.Sprintf("files: %s per conversation (file size limit and a watcher), /tmp: %s tmpfs", mb(l.DiskMB), mb(l.TmpMB))
+	if e.cg != nil {
+		return fmt.Sprintf("%s per command (memory %s, %s processes); %s", e.cg.name(), mb(l.MemoryMB), count(l.Processes), files)
+	}
+	if l.MemoryMB <= 0 && l.Processes <= 0 {
+		return "memory and processes unlimited; " + files
+	}
+	return fmt.Sprintf("rlimits per process (address space %s, %s processes per sandbox user; no cgroup: %s); %s",
+		mb(l.MemoryMB), count(l.Processes), e.why, files)
+}
+
+func mb(n int) string {
+	if n <= 0 {
+		return "unlimited"
+	}
+	return fmt.Sprintf("%d MB", n)
+}
+
+func count(n int) string {
+	if n <= 0 {
+		return "unlimited"
+	}
+	return fmt.Sprint(n)
+}
+
+func joinWhy(w []string) string {
+	s := ""
+	for i, x := range w {
+		if i > 0 {
+			s += "; "
+		}
+		s += x
+	}
+	return s
+}
