@@ -180,6 +180,10 @@ type Options struct {
 	Reopen Reopener
 	// Research runs /research; nil: the command is off.
 	Research Research
+	// Health gives /status lines about the service's parts that are
+	// degraded (a sandbox without network, an MCP server down), each
+	// one sentence ("Sandbox network: none: …"); nil or none: nothing.
+	Health func() []string
 }
 
 // Research is /research as the router sees it. A research is a

@@ -227,6 +227,12 @@ func (b *Bus) cmdStatus(ctx context.Context, in *Inbound) error {
 			sb.WriteString("\n")
 		}
 	}
+	if b.opts.Health != nil {
+		for _, line := range b.opts.Health() {
+			sb.WriteString(line)
+			sb.WriteString("\n")
+		}
+	}
 	fmt.Fprintf(&sb, "Queued: %d\nUptime: %s", queued, b.opts.Now().Sub(b.started).Round(time.Second))
 	if b.opts.Version != "" {
 		fmt.Fprintf(&sb, "\nVersion: %s", b.opts.Version)

@@ -172,11 +172,22 @@ type Console struct {
 
 // Sandbox configures where tools run.
 type Sandbox struct {
-	Network            bool    `yaml:"network"` // bash may use the network; default true (only when the key is absent)
-	AllowHostBash      bool    `yaml:"allow_host_bash"`
-	Mounts             []Mount `yaml:"mounts"`
-	BashTimeoutSeconds int     `yaml:"bash_timeout_seconds"` // default 600
-	MaxUploadMB        int     `yaml:"max_upload_mb"`        // default 50
+	Network            bool     `yaml:"network"`       // bash may use the public internet; default true (only when the key is absent)
+	NetworkAllow       []string `yaml:"network_allow"` // exceptions: "10.0.0.5:5432", "db.internal"
+	HostNetwork        bool     `yaml:"host_network"`  // share the host's network (trusted users only)
+	Limits             Limits   `yaml:"limits"`
+	AllowHostBash      bool     `yaml:"allow_host_bash"`
+	Mounts             []Mount  `yaml:"mounts"`
+	BashTimeoutSeconds int      `yaml:"bash_timeout_seconds"` // default 600
+	MaxUploadMB        int      `yaml:"max_upload_mb"`        // default 50
+}
+
+// Limits bound what sandboxed commands may take; 0 means the default.
+type Limits struct {
+	MemoryMB  int `yaml:"memory_mb"` // all processes of one command together; default 1024
+	Processes int `yaml:"processes"` // processes of one command; default 256
+	DiskMB    int `yaml:"disk_mb"`   // a conversation's uploads + workspace + outputs; default 2048
+	TmpMB     int `yaml:"tmp_mb"`    // the sandbox's /tmp; default 256
 }
 
 // Mount exposes a host directory to the sandbox.
@@ -270,4 +281,7 @@ type MCPServer struct {
 	Env     map[string]string `yaml:"env"`
 	URL     string            `yaml:"url"`
 	Headers map[string]string `yaml:"headers"`
+	// Sandbox runs a stdio server inside the sandbox (nil: true); false
+	// runs a trusted server on the host.
+	Sandbox *bool `yaml:"sandbox"`
 }

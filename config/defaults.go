@@ -97,6 +97,10 @@ func (c *Config) applyDefaults(lookup lookupFunc) {
 	}
 	num(&c.Sandbox.BashTimeoutSeconds, 600)
 	num(&c.Sandbox.MaxUploadMB, 50)
+	num(&c.Sandbox.Limits.MemoryMB, 1024)
+	num(&c.Sandbox.Limits.Processes, 256)
+	num(&c.Sandbox.Limits.DiskMB, 2048)
+	num(&c.Sandbox.Limits.TmpMB, 256)
 
 	num(&c.Subagents.MaxPerResponse, 3)
 	num(&c.Subagents.MaxPerRun, 6)

@@ -97,7 +97,7 @@ func TestDefaults(t *testing.T) {
 			Lark:     Lark{Domain: "https://open.feishu.cn"},
 		},
 		Console:   Console{User: "ann"},
-		Sandbox:   Sandbox{Network: true, BashTimeoutSeconds: 600, MaxUploadMB: 50},
+		Sandbox:   Sandbox{Network: true, BashTimeoutSeconds: 600, MaxUploadMB: 50, Limits: Limits{MemoryMB: 1024, Processes: 256, DiskMB: 2048, TmpMB: 256}},
 		Subagents: Subagents{MaxPerResponse: 3, MaxPerRun: 6, MaxRunning: 16, TimeoutSeconds: 1800},
 		Research:  Research{Enabled: true, MaxClarifications: 2, MaxSteps: 5, MaxPlanIterations: 3},
 		Memory:    Memory{Enabled: true, Scope: "user", DebounceSeconds: 30},

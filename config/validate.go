@@ -231,6 +231,15 @@ func (v *validator) sandbox() {
 	s := v.c.Sandbox
 	v.nonNegative("sandbox.bash_timeout_seconds", s.BashTimeoutSeconds)
 	v.nonNegative("sandbox.max_upload_mb", s.MaxUploadMB)
+	v.nonNegative("sandbox.limits.memory_mb", s.Limits.MemoryMB)
+	v.nonNegative("sandbox.limits.processes", s.Limits.Processes)
+	v.nonNegative("sandbox.limits.disk_mb", s.Limits.DiskMB)
+	v.nonNegative("sandbox.limits.tmp_mb", s.Limits.TmpMB)
+	for i, a := range s.NetworkAllow {
+		if strings.TrimSpace(a) == "" || strings.ContainsAny(strings.TrimSpace(a), " \t") {
+			v.fail(index("sandbox.network_allow", i), "must be an address, a prefix or a host name, with an optional :port, e.g. 10.0.0.5:5432 or db.internal")
+		}
+	}
 	seen := map[string]bool{}
 	for i, m := range s.Mounts {
 		k := index("sandbox.mounts", i)

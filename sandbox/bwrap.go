@@ -70,12 +70,12 @@ func systemArgs() []string {
 
 // bwrapArgs builds the sandbox: a fresh root holding read-only system
 // directories, the thread's user data at /mnt/user-data (userData ""
-// makes an empty one, for the probe), skills and mounts; new user, pid,
+// makes an empty one, for the probe), skills, mounts and extra binds; new user, pid,
 // ipc, uts and network namespaces (the network one shared only with
 // sandbox.host_network); no capabilities; sized tmpfs at /tmp and
 // /dev/shm. The environment is bubblewrap's own, which the caller sets:
 // nothing secret is ever an argument.
-func (m *Manager) bwrapArgs(r bashRunner, userData string) []string {
+func (m *Manager) bwrapArgs(r bashRunner, userData string, extra ...string) []string {
 	a := []string{
 		"--die-with-parent", "--new-session",
 		"--unshare-user-try", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -110,6 +110,7 @@ func (m *Manager) bwrapArgs(r bashRunner, userData string) []string {
 		}
 		a = append(a, op, mt.HostPath, mt.Path)
 	}
+	a = append(a, extra...)
 	// The root itself (and /etc, /mnt in it) is a tmpfs bwrap made;
 	// read-only, so nothing can be written outside the binds and /tmp.
 	return append(a, "--remount-ro", "/", "--chdir", Workspace)

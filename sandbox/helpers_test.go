@@ -21,6 +21,7 @@ func newManager(t testing.TB, o Options) *Manager {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(m.Close)
 	return m
 }
 

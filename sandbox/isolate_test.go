@@ -1,6 +1,9 @@
 package sandbox
 
 import (
+	"bytes"
+	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,24 +14,44 @@ func TestIsolate(t *testing.T) {
 	m := newManager(t, Options{})
 	needBwrap(t, m)
 	dir := filepath.Join(t.TempDir(), "mcp", "demo")
-	cmd := exec.Command("sh", "-c", `echo "key=$DEMO_KEY home=$HOME pwd=$(pwd)"; cat /etc/hostname 2>&1; ls /root 2>&1; touch /mnt/user-data/workspace/ok && echo wrote; read line; echo "got $line"`)
+	home := filepath.Join(dir, "home")
+	cmd := exec.Command("sh", "-c", `echo "key=$DEMO_KEY home=$HOME pwd=$(pwd)"; cat /etc/hostname 2>&1; ls /root 2>&1; touch /mnt/user-data/workspace/ok && echo wrote; touch $HOME/h && echo home-writable; tr '\0' ' ' < /proc/1/cmdline; echo; read line; echo "got $line"`)
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/root", "DEMO_KEY=s3cret"}
-	iso, ok, err := m.Isolate(cmd, dir)
+	iso, ok, err := m.Isolate(cmd, IsolateOptions{WorkDir: dir, Home: home})
 	if err != nil || !ok {
 		t.Fatalf("isolate: %v %v", ok, err)
 	}
-	iso.Stdin = strings.NewReader("ping\n")
-	out, err := iso.CombinedOutput()
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out)
+	var out bytes.Buffer
+	iso.Cmd.Stdin = strings.NewReader("ping\n")
+	iso.Cmd.Stdout, iso.Cmd.Stderr = &out, &out
+	if err := iso.Cmd.Start(); err != nil {
+		iso.Release()
+		t.Fatal(err)
 	}
-	got := string(out)
-	for _, want := range []string{"key=s3cret home=/mnt/user-data/workspace pwd=/mnt/user-data/workspace", "wrote", "got ping"} {
+	if err := iso.Ready(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// While it runs, its key is nowhere on a command line.
+	err = iso.Cmd.Wait()
+	iso.Release()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	got := out.String()
+	for _, want := range []string{"key=s3cret home=/mnt/home pwd=/mnt/user-data/workspace", "wrote", "home-writable", "got ping"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, dir) {
-		t.Errorf("the host path leaked:\n%s", got)
+	for _, line := range strings.Split(got, "\n") {
+		if strings.Contains(line, "--args") && (strings.Contains(line, dir) || strings.Contains(line, "s3cret") || strings.Contains(line, "--bind")) {
+			t.Errorf("a host path or the key is on the sandbox's command line: %s", line)
+		}
+	}
+	if !strings.Contains(got, "--args 3") {
+		t.Errorf("no /proc/1/cmdline in the output:\n%s", got)
+	}
+	if _, err := os.Stat(filepath.Join(home, "h")); err != nil {
+		t.Errorf("the private home is not the host dir: %v", err)
 	}
 }

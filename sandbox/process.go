@@ -39,31 +39,18 @@ func (m *Manager) start(ctx context.Context, r bashRunner, userData string, argv
 		p.cmd.Env = sandboxEnv(p.cmd.Dir, hostPATH())
 		return p, p.begin(out)
 	}
-	// The options go through a file; the command itself (which the
-	// sandboxed user wrote) stays on the command line, where bubblewrap
-	// wants it.
-	af, err := argsFile(append(m.bwrapArgs(r, userData), "--info-fd", "4", "--block-fd", "5"))
-	if err != nil {
-		return nil, err
-	}
-	defer af.Close()
-	infoR, infoW, err := os.Pipe()
+	var infoR, blockW *os.File
+	cmd, err := m.bwrapCmd(ctx, r, append(m.bwrapArgs(r, userData), "--info-fd", "4", "--block-fd", "5"), argv, &infoR, &blockW)
 	if err != nil {
 		return nil, err
 	}
 	defer infoR.Close()
-	blockR, blockW, err := os.Pipe()
-	if err != nil {
-		infoW.Close()
-		return nil, err
-	}
 	defer blockW.Close() // on failure, after the sandbox is killed
-	p.cmd = exec.CommandContext(ctx, r.bwrap, append([]string{"--args", "3", "--"}, argv...)...)
-	p.cmd.Env = sandboxEnv(Workspace, sandboxPATH)
-	p.cmd.ExtraFiles = []*os.File{af, infoW, blockR}
+	p.cmd = cmd
 	err = p.begin(out)
-	infoW.Close() // the child has its copies
-	blockR.Close()
+	for _, f := range cmd.ExtraFiles {
+		f.Close() // the child has its copies
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +67,41 @@ func (m *Manager) start(ctx context.Context, r bashRunner, userData string, argv
 		return nil, err
 	}
 	return p, nil
+}
+
+// bwrapCmd is bubblewrap running argv in the sandbox that args (which
+// must hold --info-fd 4 and --block-fd 5) describe. The options go
+// through a memfd (fd 3); the command itself, which the sandboxed user
+// wrote, stays on the command line, where bubblewrap wants it. infoR and
+// blockW get the parent's ends of the info and hold pipes; the child's
+// ends are cmd.ExtraFiles, to be closed once it has started. A nil ctx
+// is for a program that outlives any request, ended by its owner.
+func (m *Manager) bwrapCmd(ctx context.Context, r bashRunner, args, argv []string, infoR, blockW **os.File) (*exec.Cmd, error) {
+	af, err := argsFile(args)
+	if err != nil {
+		return nil, err
+	}
+	ir, iw, err := os.Pipe()
+	if err != nil {
+		af.Close()
+		return nil, err
+	}
+	br, bw, err := os.Pipe()
+	if err != nil {
+		af.Close()
+		ir.Close()
+		iw.Close()
+		return nil, err
+	}
+	*infoR, *blockW = ir, bw
+	argv = append([]string{"--args", "3", "--"}, argv...)
+	cmd := exec.Command(r.bwrap, argv...)
+	if ctx != nil {
+		cmd = exec.CommandContext(ctx, r.bwrap, argv...)
+	}
+	cmd.Env = sandboxEnv(Workspace, sandboxPATH)
+	cmd.ExtraFiles = []*os.File{af, iw, br}
+	return cmd, nil
 }
 
 // begin starts p.cmd in its own process group.

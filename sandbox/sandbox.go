@@ -289,6 +289,13 @@ func (m *Manager) NetworkStatus() (ok bool, how string) {
 	return true, m.egress.Describe()
 }
 
+// Close waits for the clean-up of ended commands (their networks and
+// cgroups) to finish. Commands still running are their callers' to end.
+func (m *Manager) Close() {
+	m.egress.Close()
+	m.limits.Close()
+}
+
 // LimitsStatus says how commands are limited, for `deerflow check` and
 // the start-up log.
 func (m *Manager) LimitsStatus() string { return m.limits.Describe() }

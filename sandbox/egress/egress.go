@@ -21,8 +21,11 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Options configures a Network.
@@ -42,7 +45,8 @@ type Network struct {
 	slirp, nft, nsenter string
 	allow               []exception
 	resolver            *net.Resolver
-	missing             string // why it cannot work here, or ""
+	missing             string         // why it cannot work here, or ""
+	reaping             sync.WaitGroup // links being torn down
 }
 
 // New checks the exceptions and finds the helpers. A missing helper is
@@ -113,8 +117,10 @@ func lookHelper(given, name string) (string, error) {
 
 // Link is a network attached to one sandbox; Close ends it.
 type Link struct {
-	slirp *exec.Cmd
-	exitW *os.File
+	n      *Network
+	slirp  *exec.Cmd // nil once reaped
+	exitW  *os.File
+	stderr strings.Builder
 }
 
 // setupTimeout bounds attaching a network to one sandbox.
@@ -131,23 +137,100 @@ func (n *Network) Attach(ctx context.Context, pid int) (*Link, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
-	hostAddrs := localAddrs()
-	rules := Rules(resolve(ctx, n.resolver, n.allow), hostAddrs)
-	if err := n.applyRules(ctx, pid, rules); err != nil {
+	ns, err := openNamespaces(pid)
+	if err != nil {
 		return nil, err
 	}
-	return n.startSlirp(ctx, pid)
+	defer ns.close()
+	rules := Rules(resolve(ctx, n.resolver, n.allow), localAddrs())
+	// slirp4netns starts while the rules load: nothing in the namespace
+	// runs before both are done.
+	l, ready, err := n.startSlirp(ns)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.applyRules(ctx, ns, rules); err != nil {
+		ready.Close()
+		l.Close()
+		return nil, err
+	}
+	if err := l.waitReady(ctx, ready); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
 }
 
-// applyRules loads rules into pid's network namespace, entering its user
-// namespace too when it has its own (where we hold the capabilities the
-// sandboxed command was denied).
-func (n *Network) applyRules(ctx context.Context, pid int, rules string) error {
-	args := []string{"--target", strconv.Itoa(pid), "--net"}
-	if ownUserNS(pid) {
-		args = append(args, "--user", "--preserve-credentials")
+// namespaces are the network namespace of a sandbox and the user
+// namespace that owns it (nil when that is ours, as for root without
+// one). The owner is asked of the network namespace itself: the
+// sandbox's process may sit in a user namespace nested below it, whose
+// capabilities do not reach the network.
+type namespaces struct {
+	net, user *os.File
+}
+
+func openNamespaces(pid int) (*namespaces, error) {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the sandbox's network namespace: %w", err)
+	}
+	ns := &namespaces{net: os.NewFile(uintptr(fd), "netns")}
+	ufd, err := unix.IoctlRetInt(fd, unix.NS_GET_USERNS)
+	if err != nil {
+		ns.close()
+		return nil, fmt.Errorf("the owner of the sandbox's network namespace: %w", err)
+	}
+	user := os.NewFile(uintptr(ufd), "userns")
+	var theirs, ours unix.Stat_t
+	if unix.Fstat(ufd, &theirs) == nil && unix.Stat("/proc/self/ns/user", &ours) == nil &&
+		theirs.Dev == ours.Dev && theirs.Ino == ours.Ino {
+		user.Close()
+		return ns, nil
+	}
+	ns.user = user
+	// The sandbox writes its uid map itself, just after it starts; in a
+	// user namespace without one our capabilities there do not count.
+	mapFile := "/proc/" + strconv.Itoa(pid) + "/uid_map"
+	for i := 0; ; i++ {
+		if b, err := os.ReadFile(mapFile); err != nil || len(b) > 0 {
+			break
+		}
+		if i == 5000 {
+			ns.close()
+			return nil, errors.New("the sandbox's user namespace got no uid map")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return ns, nil
+}
+
+// files are the namespaces to hand to a helper, as fds 3 (net) and 4
+// (user, if any).
+func (ns *namespaces) files() []*os.File {
+	if ns.user == nil {
+		return []*os.File{ns.net}
+	}
+	return []*os.File{ns.net, ns.user}
+}
+
+func (ns *namespaces) close() {
+	ns.net.Close()
+	if ns.user != nil {
+		ns.user.Close()
+	}
+}
+
+// applyRules loads rules into the sandbox's network namespace, entering
+// its owning user namespace too when there is one (we hold every
+// capability there; the sandboxed command holds none).
+func (n *Network) applyRules(ctx context.Context, ns *namespaces, rules string) error {
+	args := []string{"--net=/proc/self/fd/3"}
+	if ns.user != nil {
+		args = append(args, "--user=/proc/self/fd/4", "--preserve-credentials")
 	}
 	cmd := exec.CommandContext(ctx, n.nsenter, append(args, n.nft, "-f", "-")...)
+	cmd.ExtraFiles = ns.files()
 	cmd.Stdin = strings.NewReader(rules)
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -156,60 +239,78 @@ func (n *Network) applyRules(ctx context.Context, pid int, rules string) error {
 	return nil
 }
 
-// startSlirp runs slirp4netns for pid and waits until tap0 is configured.
-func (n *Network) startSlirp(ctx context.Context, pid int) (*Link, error) {
+// startSlirp starts slirp4netns for the namespace; ready is readable once
+// it has configured tap0.
+func (n *Network) startSlirp(ns *namespaces) (l *Link, ready *os.File, err error) {
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer readyR.Close()
 	exitR, exitW, err := os.Pipe()
 	if err != nil {
+		readyR.Close()
 		readyW.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	var stderr strings.Builder
-	cmd := exec.Command(n.slirp, "--configure", "--mtu=65520", "--disable-host-loopback",
-		"--ready-fd=3", "--exit-fd=4", strconv.Itoa(pid), "tap0")
-	cmd.ExtraFiles = []*os.File{readyW, exitR}
-	cmd.Stderr = &limitedWriter{b: &stderr, n: 2000}
+	// fds: 3 net, 4 user (or the net one again), 5 ready, 6 exit.
+	files := ns.files()
+	args := []string{"--configure", "--mtu=65520", "--disable-host-loopback", "--netns-type=path", "--ready-fd=5", "--exit-fd=6"}
+	if ns.user != nil {
+		args = append(args, "--userns-path=/proc/self/fd/4")
+	} else {
+		files = append(files, ns.net)
+	}
+	cmd := exec.Command(n.slirp, append(args, "/proc/self/fd/3", "tap0")...)
+	cmd.ExtraFiles = append(files, readyW, exitR)
+	l = &Link{n: n, slirp: cmd, exitW: exitW}
+	cmd.Stderr = &limitedWriter{b: &l.stderr, n: 2000}
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	readyW.Close()
 	exitR.Close()
 	if err != nil {
+		readyR.Close()
 		exitW.Close()
-		return nil, fmt.Errorf("slirp4netns: %w", err)
+		return nil, nil, fmt.Errorf("slirp4netns: %w", err)
 	}
-	l := &Link{slirp: cmd, exitW: exitW}
-	if dl, ok := ctx.Deadline(); ok {
-		readyR.SetReadDeadline(dl)
-	}
-	b := make([]byte, 1)
-	if _, err := readyR.Read(b); err != nil {
-		l.Close()
-		return nil, fmt.Errorf("slirp4netns did not start: %v: %s", err, clip(stderr.String()))
-	}
-	return l, nil
+	return l, readyR, nil
 }
 
-// Close stops the network; the namespace is usually gone already.
+// waitReady waits for slirp4netns to report tap0 configured.
+func (l *Link) waitReady(ctx context.Context, ready *os.File) error {
+	defer ready.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		ready.SetReadDeadline(dl)
+	}
+	if _, err := ready.Read(make([]byte, 1)); err != nil {
+		l.exitW.Close()
+		l.slirp.Process.Kill()
+		l.slirp.Wait() // for its stderr
+		l.slirp = nil
+		return fmt.Errorf("slirp4netns did not start: %v: %s", err, clip(l.stderr.String()))
+	}
+	return nil
+}
+
+// Close stops the network; the namespace is usually gone already. It
+// does not wait: the kernel takes tens of milliseconds to remove a tap
+// device, which no user should wait for. Network.Close waits.
 func (l *Link) Close() {
-	if l == nil {
+	if l == nil || l.slirp == nil {
 		return
 	}
 	l.exitW.Close()
 	_ = l.slirp.Process.Kill()
-	_ = l.slirp.Wait()
+	l.n.reaping.Add(1)
+	go func() {
+		defer l.n.reaping.Done()
+		_ = l.slirp.Wait()
+	}()
 }
 
-// ownUserNS reports whether pid lives in a user namespace other than ours.
-func ownUserNS(pid int) bool {
-	theirs, err1 := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/user")
-	ours, err2 := os.Readlink("/proc/self/ns/user")
-	return err1 == nil && err2 == nil && theirs != ours
-}
+// Close waits until every closed link's helper has exited.
+func (n *Network) Close() { n.reaping.Wait() }
 
 // localAddrs are this machine's own addresses, which a sandbox must not
 // reach whatever range they are in.

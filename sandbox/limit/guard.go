@@ -136,14 +136,23 @@ func (g *Guard) check(disk bool) string {
 }
 
 // Close releases the command's cgroup once it has ended, and says which
-// limit it reached ("" for none).
+// limit it reached ("" for none). The cgroup is removed in the
+// background: a killed command's processes leave it a moment after the
+// command is reaped. Enforcer.Close waits for that.
 func (g *Guard) Close() string {
 	reason := g.check(true)
 	if g.cg != nil {
-		_ = g.cg.remove()
+		g.e.removing.Add(1)
+		go func() {
+			defer g.e.removing.Done()
+			_ = g.cg.remove()
+		}()
 	}
 	return reason
 }
+
+// Close waits until the cgroups of ended commands are removed.
+func (e *Enforcer) Close() { e.removing.Wait() }
 
 // Usage is the disk space the files under dir take, in bytes (blocks
 // allocated, so sparse files count for what they hold).

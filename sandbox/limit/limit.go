@@ -24,12 +24,13 @@ type Limits struct {
 
 // Enforcer applies Limits to commands. It is safe for concurrent use.
 type Enforcer struct {
-	l     Limits
-	cg    cgroups // nil: rlimits only
-	why   string  // why no cgroup, when cg is nil
-	mu    sync.Mutex
-	seq   int
-	stale []string // cgroup dirs whose removal failed (still emptying)
+	l        Limits
+	cg       cgroups // nil: rlimits only
+	why      string  // why no cgroup, when cg is nil
+	mu       sync.Mutex
+	seq      int
+	removing sync.WaitGroup // cgroups of ended commands
+	stale    []string       // cgroup dirs whose removal failed (still emptying)
 }
 
 // cgroups makes one cgroup per command.
