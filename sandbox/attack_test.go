@@ -317,3 +317,24 @@ func helper(args []string) int {
 	}
 	return 1
 }
+
+// A conversation whose files are at the disk limit can still look and
+// delete, and is told why writes fail; once it deletes, it writes again.
+func TestDiskFullStillAnswers(t *testing.T) {
+	o := Options{}
+	o.Limits.DiskMB = 4
+	m := newManager(t, o)
+	needBwrap(t, m)
+	writeHost(t, filepath.Join(hostDir(t, m, "t", "workspace"), "big"), strings.Repeat("x", 5<<20))
+	out, err := call(t, m, "t", "bash", map[string]any{"command": "ls"})
+	if err != nil || out != "big\n[disk limit 4 MB reached: files cannot grow until some in /mnt/user-data are deleted]" {
+		t.Errorf("ls when full = %q, %v", out, err)
+	}
+	if out, _ := call(t, m, "t", "bash", map[string]any{"command": "cp big big2 && echo copied"}); strings.Contains(out, "copied") {
+		t.Errorf("a write when full = %q", out)
+	}
+	mustCall(t, m, "t", "bash", map[string]any{"command": "rm -f big big2"})
+	if out := mustCall(t, m, "t", "bash", map[string]any{"command": "echo hi > small && cat small"}); out != "hi" {
+		t.Errorf("after deleting = %q", out)
+	}
+}

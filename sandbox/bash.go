@@ -104,8 +104,8 @@ func (m *Manager) bashTool() tools.Tool {
 	case m.net == netPublic:
 		net = "The public internet is reachable; this machine, private and link-local addresses are not."
 	}
-	desc := fmt.Sprintf("Run a bash command %s. The working directory is %s. Returns stdout and stderr together, then [exit code N] if the command failed. Commands are stopped after %s. %s Long outputs are cut in the middle; redirect them to a file and use grep or read_file.",
-		where, Workspace, seconds(m.timeout), net)
+	desc := fmt.Sprintf("Run a bash command %s. The working directory is %s. Returns stdout and stderr together, then [exit code N] if the command failed. Commands are stopped after %s. %s%s Long outputs are cut in the middle; redirect them to a file and use grep or read_file.",
+		where, Workspace, seconds(m.timeout), net, m.limitsNote())
 	return tool(m, "bash", desc, func(ctx context.Context, t *thread, in bashArgs) (string, error) {
 		if strings.TrimSpace(in.Command) == "" {
 			return "", errors.New("command is empty")
@@ -115,6 +115,32 @@ func (m *Manager) bashTool() tools.Tool {
 		}
 		return m.runBash(ctx, t, in.Command)
 	})
+}
+
+// limitsNote tells the model the limits a command lives within.
+func (m *Manager) limitsNote() string {
+	if m.offered == bashHost {
+		return ""
+	}
+	l := m.limits.Limits()
+	var parts []string
+	if l.MemoryMB > 0 {
+		parts = append(parts, fmt.Sprintf("%d MB of memory", l.MemoryMB))
+	}
+	if l.Processes > 0 {
+		parts = append(parts, fmt.Sprintf("%d processes", l.Processes))
+	}
+	if l.TmpMB > 0 {
+		parts = append(parts, fmt.Sprintf("%d MB in /tmp", l.TmpMB))
+	}
+	note := ""
+	if len(parts) > 0 {
+		note = " A command may use at most " + strings.Join(parts, ", ") + "."
+	}
+	if l.DiskMB > 0 {
+		note += fmt.Sprintf(" The conversation's files (uploads, workspace, outputs) may take %d MB in all.", l.DiskMB)
+	}
+	return note
 }
 
 // runBash runs command for t and reports its output and exit status. The
@@ -156,7 +182,7 @@ func (m *Manager) runBash(ctx context.Context, t *thread, command string) (strin
 	waitErr := p.cmd.Wait()
 	stopWatch()
 	<-watched
-	reason := p.release()
+	reason, note := p.release()
 	if m.runner().mode == bashHost {
 		// Background children of the shell would keep running and hold
 		// the output pipe. (In bubblewrap they died with the namespace.)
@@ -170,6 +196,9 @@ func (m *Manager) runBash(ctx context.Context, t *thread, command string) (strin
 	text := strings.TrimRight(middleTruncate(head, tail, dropped, bashMaxChars), "\n")
 	if reason != "" && ctx.Err() == nil {
 		return "", limitError(reason, text)
+	}
+	if note != "" {
+		text = strings.TrimLeft(text+"\n["+note+"]", "\n")
 	}
 	return bashResult(ctx, runCtx, m.timeout, text, waitErr)
 }

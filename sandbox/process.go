@@ -145,16 +145,18 @@ func (e *networkError) Error() string { return "network: " + e.err.Error() }
 func (e *networkError) Unwrap() error { return e.err }
 
 // release ends the network and limits of a command that has ended, and
-// says which limit it reached, if any.
-func (p *process) release() string {
+// says which limit it reached, if any, or else (note) whether the
+// conversation's files were full before it started.
+func (p *process) release() (reason, note string) {
 	p.link.Close()
 	p.link = nil
 	if p.guard == nil {
-		return ""
+		return "", ""
 	}
-	reason := p.guard.Close()
+	note = p.guard.Full()
+	reason = p.guard.Close()
 	p.guard = nil
-	return reason
+	return reason, note
 }
 
 // kill ends the command and everything it started. Killing the sandbox's

@@ -235,3 +235,63 @@ func TestStopKillsRunningCommand(t *testing.T) {
 		t.Errorf("after stop the model saw %s", got)
 	}
 }
+
+// TestChatSandboxAttacks is a hostile user's turn through the real wiring
+// with the default configuration: the model (scripted as the attacker's
+// accomplice) reaches for this machine's loopback, where the model server
+// itself listens, through the sandbox's own loopback and its gateway, then
+// tries a memory bomb and a fork bomb. Each fails, the model is told why,
+// and the conversation carries on.
+func TestChatSandboxAttacks(t *testing.T) {
+	needBwrap(t)
+	fake := fakeopenai.New(t)
+	port := fake.URL[strings.LastIndex(fake.URL, ":")+1 : strings.LastIndex(fake.URL, "/v1")]
+	get := func(host string) string {
+		return fmt.Sprintf(`{"command":"exec 3<>/dev/tcp/%s/%s && printf 'GET /v1/models HTTP/1.0\\r\\n\\r\\n' >&3 && timeout 5 cat <&3"}`, host, port)
+	}
+	fake.Script(
+		fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "bash", Arguments: get("127.0.0.1")}}},
+		fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "bash", Arguments: get("10.0.2.2")}}},
+		fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "bash", Arguments: `{"command":"head -c 1500m /dev/zero | tail | wc -c"}`}}},
+		fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "bash", Arguments: `{"command":":(){ :|:& };:; sleep 20; echo survived"}`}}},
+		fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "bash", Arguments: `{"command":"echo alive"}`}}},
+		fakeopenai.Turn{Text: "Nothing worked."},
+	)
+	cfg := testConfig(t, fake, t.TempDir())
+	s := startChat(t, cfg)
+	if ok, how := s.app.sandbox.NetworkStatus(); !ok {
+		t.Fatalf("default sandbox network: %s", how)
+	}
+	s.say("let's poke around")
+	s.screen.waitFor(t, "Nothing worked.", 1)
+	reqs := fake.Requests()
+	result := func(i int) string { return reqs[i].Last().Content }
+	for i := 1; i <= 5; i++ {
+		t.Logf("bash result %d: %s", i, tail(result(i)))
+	}
+	for i, what := range []string{"loopback", "gateway"} {
+		if r := result(i + 1); strings.Contains(r, "HTTP/1") || strings.Contains(r, "fake-model") {
+			t.Errorf("the sandbox reached the model server through the %s: %q", what, r)
+		}
+	}
+	if r := result(3); strings.Contains(r, "1572864000") {
+		t.Errorf("the memory bomb ran to its end: %q", r)
+	}
+	cgroups := !strings.HasPrefix(s.app.sandbox.LimitsStatus(), "rlimits")
+	if r := result(3); cgroups && !strings.Contains(r, "memory limit 1024 MB reached") {
+		t.Errorf("memory bomb result = %q", r)
+	}
+	if r := result(4); cgroups && (!strings.Contains(r, "process limit 256 reached") || strings.Contains(r, "survived")) {
+		t.Errorf("fork bomb result = %q", tail(r))
+	}
+	if r := result(5); !strings.Contains(r, "alive") {
+		t.Errorf("the sandbox stopped answering: %q", r)
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 300 {
+		return "…" + s[len(s)-300:]
+	}
+	return s
+}

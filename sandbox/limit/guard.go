@@ -25,6 +25,7 @@ type Guard struct {
 	cg   cgroup // nil without cgroups
 	dir  string // the conversation's files, for the disk limit
 	disk int64  // bytes; 0: no disk limit
+	full bool   // the files were at the disk limit before the command
 
 	mu     sync.Mutex
 	reason string
@@ -68,6 +69,7 @@ func (g *Guard) rlimits(pid int) error {
 	}
 	if g.disk > 0 {
 		left := max(g.disk-Usage(g.dir), 0)
+		g.full = left == 0
 		if err := set(unix.RLIMIT_FSIZE, uint64(left)); err != nil {
 			return err
 		}
@@ -121,7 +123,7 @@ func (g *Guard) check(disk bool) string {
 			reason = fmt.Sprintf("process limit %d reached", g.e.l.Processes)
 		}
 	}
-	if reason == "" && disk && g.disk > 0 && Usage(g.dir) >= g.disk {
+	if reason == "" && disk && g.disk > 0 && !g.full && Usage(g.dir) >= g.disk {
 		reason = fmt.Sprintf("disk limit %d MB reached", g.e.l.DiskMB)
 	}
 	if reason != "" {
@@ -133,6 +135,16 @@ func (g *Guard) check(disk bool) string {
 		g.mu.Unlock()
 	}
 	return reason
+}
+
+// Full says, when the conversation's files were at the disk limit before
+// the command (which could then write nothing), what to do about it;
+// otherwise "".
+func (g *Guard) Full() string {
+	if !g.full {
+		return ""
+	}
+	return fmt.Sprintf("disk limit %d MB reached: files cannot grow until some in %s are deleted", g.e.l.DiskMB, "/mnt/user-data")
 }
 
 // Close releases the command's cgroup once it has ended, and says which
