@@ -99,7 +99,7 @@ func (m *Manager) bashTool() tools.Tool {
 	}
 	net := "Network access is available."
 	switch {
-	case m.net == netNone:
+	case m.net == netNone || m.net == netPublic && m.egress.Missing() != "":
 		net = "There is no network access."
 	case m.net == netPublic:
 		net = "The public internet is reachable; this machine, private and link-local addresses are not."

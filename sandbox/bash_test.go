@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -143,6 +144,50 @@ func TestBashNoNetwork(t *testing.T) {
 	got := mustCall(t, m, "t", "bash", map[string]any{"command": "tail -n +3 /proc/net/dev | cut -d: -f1"})
 	if strings.TrimSpace(got) != "lo" {
 		t.Errorf("interfaces without network: %q", got)
+	}
+}
+
+// Without its user-mode network helper, the sandbox runs commands with no
+// network at all, and says so and why.
+func TestBashNetworkHelperMissing(t *testing.T) {
+	m := newManager(t, Options{Network: true, SlirpPath: "/nonexistent/slirp4netns"})
+	needBwrap(t, m)
+	ok, how := m.NetworkStatus()
+	if ok || how != "none: slirp4netns not found (install slirp4netns); commands run without network" {
+		t.Errorf("status = %v, %q", ok, how)
+	}
+	if got := mustCall(t, m, "t", "bash", map[string]any{"command": "tail -n +3 /proc/net/dev | cut -d: -f1"}); strings.TrimSpace(got) != "lo" {
+		t.Errorf("interfaces without the helper: %q", got)
+	}
+	for _, tl := range m.Tools() {
+		if tl.Spec().Name == "bash" && !strings.Contains(tl.Spec().Description, "There is no network access.") {
+			t.Errorf("bash tells the model it has a network: %s", tl.Spec().Description)
+		}
+	}
+}
+
+// sandbox.host_network: true keeps the old shared network: the host's
+// loopback is reachable.
+func TestBashHostNetwork(t *testing.T) {
+	m := newManager(t, Options{Network: true, HostNetwork: true})
+	needBwrap(t, m)
+	if ok, how := m.NetworkStatus(); !ok || !strings.Contains(how, "sandbox.host_network: true") {
+		t.Errorf("status = %v, %q", ok, how)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			c.Write([]byte("HELLO"))
+			c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	if got := mustCall(t, m, "t", "bash", map[string]any{"command": "timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + port + " && cat <&3'"}); got != "HELLO" {
+		t.Errorf("host loopback with host_network = %q", got)
 	}
 }
 

@@ -90,6 +90,9 @@ type Options struct {
 	DeferProbe bool
 	// BwrapPath is the bubblewrap binary; "" looks up "bwrap" in PATH.
 	BwrapPath string
+	// SlirpPath is the slirp4netns binary; "" looks it up in PATH and the
+	// sbin directories.
+	SlirpPath string
 }
 
 // Mount exposes a host directory inside the sandbox.
@@ -145,7 +148,7 @@ func New(o Options) (*Manager, error) {
 	case o.Network:
 		m.net = netPublic
 	}
-	if m.egress, err = egress.New(egress.Options{Allow: o.NetworkAllow}); err != nil {
+	if m.egress, err = egress.New(egress.Options{Allow: o.NetworkAllow, Slirp: o.SlirpPath}); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	if m.net == netPublic {
