@@ -142,18 +142,6 @@ func New(o Options) (*Manager, error) {
 		timeout:    o.BashTimeout,
 		limits:     limit.New(o.Limits),
 	}
-	switch {
-	case o.HostNetwork:
-		m.net = netHost
-	case o.Network:
-		m.net = netPublic
-	}
-	if m.egress, err = egress.New(egress.Options{Allow: o.NetworkAllow, Slirp: o.SlirpPath}); err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	if m.net == netPublic {
-		m.netWhy = m.egress.Missing()
-	}
 	if m.timeout <= 0 {
 		m.timeout = DefaultBashTimeout
 	}
@@ -182,16 +170,37 @@ func New(o Options) (*Manager, error) {
 	if err := os.MkdirAll(m.threadsDir, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	if m.net == netPublic {
-		m.resolvConf = filepath.Join(dataDir, "resolv.conf")
-		if err := os.WriteFile(m.resolvConf, []byte("nameserver "+egress.Resolver+"\n"), 0o644); err != nil {
-			return nil, fmt.Errorf("sandbox: %w", err)
-		}
+	if err := m.setupNetwork(o); err != nil {
+		return nil, err
 	}
 	m.realThreads = realPath(m.threadsDir)
 	m.scrubs = m.sharedScrubs()
 	m.startBash(o)
 	return m, nil
+}
+
+// setupNetwork decides what network commands get and, for the public
+// one, writes the sandbox's resolv.conf (slirp4netns's resolver).
+func (m *Manager) setupNetwork(o Options) error {
+	switch {
+	case o.HostNetwork:
+		m.net = netHost
+	case o.Network:
+		m.net = netPublic
+	}
+	var err error
+	if m.egress, err = egress.New(egress.Options{Allow: o.NetworkAllow, Slirp: o.SlirpPath}); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if m.net != netPublic {
+		return nil
+	}
+	m.netWhy = m.egress.Missing()
+	m.resolvConf = filepath.Join(m.dataDir, "resolv.conf")
+	if err := os.WriteFile(m.resolvConf, []byte("nameserver "+egress.Resolver+"\n"), 0o644); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	return nil
 }
 
 func absClean(p string) (string, error) {
