@@ -109,15 +109,7 @@ type cgroupV2 struct{ dir string }
 
 func (g *cgroupV2) add(pid int) error { return write(g.dir, "cgroup.procs", strconv.Itoa(pid)) }
 
-func (g *cgroupV2) hit() string {
-	if field(g.dir, "memory.events", "oom_kill") > 0 {
-		return "memory"
-	}
-	if field(g.dir, "pids.events", "max") > 0 {
-		return "processes"
-	}
-	return ""
-}
+func (g *cgroupV2) hit() string { return hitIn(g.dir, "memory.events", g.dir) }
 
 func (g *cgroupV2) remove() error {
 	err := os.Remove(g.dir)
@@ -190,11 +182,16 @@ func (g *cgroupV1) add(pid int) error {
 	return write(g.pids, "cgroup.procs", strconv.Itoa(pid))
 }
 
-func (g *cgroupV1) hit() string {
-	if field(g.mem, "memory.oom_control", "oom_kill") > 0 {
+func (g *cgroupV1) hit() string { return hitIn(g.mem, "memory.oom_control", g.pids) }
+
+// hitIn reads which limit a command's cgroup reached: an OOM kill counted
+// in memFile (memory.events in v2, memory.oom_control in v1), or a fork
+// refused at pids.max.
+func hitIn(memDir, memFile, pidsDir string) string {
+	if field(memDir, memFile, "oom_kill") > 0 {
 		return "memory"
 	}
-	if field(g.pids, "pids.events", "max") > 0 {
+	if field(pidsDir, "pids.events", "max") > 0 {
 		return "processes"
 	}
 	return ""
