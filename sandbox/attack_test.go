@@ -113,11 +113,16 @@ func TestLimitAttacks(t *testing.T) {
 	needBwrap(t, m)
 	cgroups := !strings.HasPrefix(m.LimitsStatus(), "rlimits")
 	t.Logf("limits: %s", m.LimitsStatus())
+	// Without a cgroup, memory and processes are bounded per process and
+	// per sandbox user (rlimits): an allocation or a fork fails before the
+	// command as a whole reaches the limit the watcher looks for, and the
+	// shell often gives up by itself, so the reason is not always the
+	// watcher's to give. The attack must fail either way.
 	tests := []struct {
 		name, cmd, notWant, reason string
-		needCgroup                 bool
+		cgroupOnly                 bool
 	}{
-		{"memory bomb", "head -c 300m /dev/zero | tail | wc -c", "314572800", "memory limit 64 MB reached", false},
+		{"memory bomb", "head -c 300m /dev/zero | tail | wc -c", "314572800", "memory limit 64 MB reached", true},
 		{"fork bomb", ":(){ :|:& };:; sleep 10; echo survived", "survived", "process limit 64 reached", true},
 		{"one big file", "head -c 64m /dev/zero > big; echo wrote", "wrote\n", "disk limit 16 MB reached", false},
 		{"many files", "for i in $(seq 1 40); do head -c 1m /dev/zero > f$i; done; echo wrote", "", "disk limit 16 MB reached", false},
@@ -126,9 +131,6 @@ func TestLimitAttacks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.needCgroup && !cgroups && os.Geteuid() == 0 {
-				t.Skip("no cgroup here, and rlimits do not bound root's processes")
-			}
 			out, err := call(t, m, "t", "bash", map[string]any{"command": tt.cmd})
 			got := out
 			if err != nil {
@@ -137,7 +139,7 @@ func TestLimitAttacks(t *testing.T) {
 			if tt.notWant != "" && strings.Contains(got, tt.notWant) {
 				t.Errorf("the attack succeeded: %q", clipped(got))
 			}
-			if (cgroups || !tt.needCgroup) && !strings.Contains(got, tt.reason) && (tt.reason != "memory limit 64 MB reached" || cgroups) {
+			if (cgroups || !tt.cgroupOnly) && !strings.Contains(got, tt.reason) {
 				t.Errorf("result lacks %q: %q", tt.reason, clipped(got))
 			}
 			mustCall(t, m, "t", "bash", map[string]any{"command": "rm -f big f*"})

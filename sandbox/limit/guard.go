@@ -23,6 +23,7 @@ const (
 type Guard struct {
 	e    *Enforcer
 	cg   cgroup // nil without cgroups
+	pid  int    // the command's pid 1, whose tree is watched without cgroups
 	dir  string // the conversation's files, for the disk limit
 	disk int64  // bytes; 0: no disk limit
 	full bool   // the files were at the disk limit before the command
@@ -37,7 +38,7 @@ type Guard struct {
 // error nothing is left behind; the caller must not let the command
 // start.
 func (e *Enforcer) Start(pid int, dir string) (*Guard, error) {
-	g := &Guard{e: e, dir: dir, disk: int64(e.l.DiskMB) << 20}
+	g := &Guard{e: e, pid: pid, dir: dir, disk: int64(e.l.DiskMB) << 20}
 	if e.cg != nil {
 		e.mu.Lock()
 		e.seq++
@@ -93,7 +94,7 @@ func (g *Guard) rlimits(pid int) error {
 // Watch checks the limits until ctx ends, and calls stop (which must end
 // the whole command) once one is hit.
 func (g *Guard) Watch(ctx context.Context, stop func()) {
-	if g.cg == nil && g.disk <= 0 {
+	if l := g.e.l; g.cg == nil && g.disk <= 0 && l.MemoryMB <= 0 && l.Processes <= 0 {
 		return
 	}
 	t := time.NewTicker(tick)
@@ -115,13 +116,11 @@ func (g *Guard) Watch(ctx context.Context, stop func()) {
 // files.
 func (g *Guard) check(disk bool) string {
 	reason := ""
-	if g.cg != nil {
-		switch g.cg.hit() {
-		case "memory":
-			reason = fmt.Sprintf("memory limit %d MB reached", g.e.l.MemoryMB)
-		case "processes":
-			reason = fmt.Sprintf("process limit %d reached", g.e.l.Processes)
-		}
+	switch g.hit() {
+	case "memory":
+		reason = fmt.Sprintf("memory limit %d MB reached", g.e.l.MemoryMB)
+	case "processes":
+		reason = fmt.Sprintf("process limit %d reached", g.e.l.Processes)
 	}
 	if reason == "" && disk && g.disk > 0 && !g.full && Usage(g.dir) >= g.disk {
 		reason = fmt.Sprintf("disk limit %d MB reached", g.e.l.DiskMB)
@@ -135,6 +134,27 @@ func (g *Guard) check(disk bool) string {
 		g.mu.Unlock()
 	}
 	return reason
+}
+
+// hit says which limit the command reached: what its cgroup counted, or
+// without one what its process tree holds now (rlimits keep each process
+// within bounds; this stops the command as a whole).
+func (g *Guard) hit() string {
+	if g.cg != nil {
+		return g.cg.hit()
+	}
+	if g.pid <= 0 {
+		return ""
+	}
+	l := g.e.l
+	procs, rss := treeUsage(g.pid)
+	switch {
+	case l.MemoryMB > 0 && rss >= int64(l.MemoryMB)<<20:
+		return "memory"
+	case l.Processes > 0 && procs >= l.Processes:
+		return "processes"
+	}
+	return ""
 }
 
 // Full says, when the conversation's files were at the disk limit before
@@ -152,6 +172,7 @@ func (g *Guard) Full() string {
 // background: a killed command's processes leave it a moment after the
 // command is reaped. Enforcer.Close waits for that.
 func (g *Guard) Close() string {
+	g.pid = 0 // ended: its number may be another process's by now
 	reason := g.check(true)
 	if g.cg != nil {
 		g.e.removing.Add(1)

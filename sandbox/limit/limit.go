@@ -11,6 +11,7 @@ package limit
 
 import (
 	"fmt"
+	"os"
 	"sync"
 )
 
@@ -55,20 +56,31 @@ func New(l Limits) *Enforcer {
 		return e
 	}
 	var whys []string
-	if cg, err := newV2(); err == nil {
-		e.cg = cg
-	} else {
-		whys = append(whys, "cgroup v2: "+err.Error())
-		if cg, err := newV1(); err == nil {
-			e.cg = cg
-		} else {
-			whys = append(whys, "cgroup v1: "+err.Error())
+	for _, b := range []struct {
+		name string
+		make func() (cgroups, error)
+	}{{"cgroup v2", newV2}, {"cgroup v1", newV1}} {
+		cg, err := b.make()
+		if err == nil {
+			err = usable(cg, l)
 		}
+		if err == nil {
+			e.cg = cg
+			return e
+		}
+		whys = append(whys, b.name+": "+err.Error())
 	}
-	if e.cg == nil {
-		e.why = joinWhy(whys)
-	}
+	e.why = joinWhy(whys)
 	return e
+}
+
+// usable makes and removes one cgroup, as each command will.
+func usable(cg cgroups, l Limits) error {
+	g, err := cg.create(fmt.Sprintf("cmd-%d-probe", os.Getpid()), l)
+	if err != nil {
+		return err
+	}
+	return g.remove()
 }
 
 // Limits are the limits enforced.

@@ -181,3 +181,27 @@ func get(t *testing.T, dir, name string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// Without cgroups, the watcher counts the command's process tree.
+func TestTreeUsage(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 30 & sleep 30 & echo started; wait")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if _, err := out.Read(make([]byte, 8)); err != nil { // "started": both children exist
+		t.Fatal(err)
+	}
+	procs, rss := treeUsage(cmd.Process.Pid)
+	if procs != 3 || rss <= 0 {
+		t.Errorf("treeUsage = %d processes, %d bytes; want 3 and some memory", procs, rss)
+	}
+	g := &Guard{e: &Enforcer{l: Limits{Processes: 3}}, pid: cmd.Process.Pid}
+	if got := g.check(false); got != "process limit 3 reached" {
+		t.Errorf("check = %q", got)
+	}
+}
