@@ -49,6 +49,14 @@ func (c *Config) DefaultModel() Model {
 	return c.Models[0]
 }
 
+// File is the file the Config was read from, or "" for one built in code.
+func (c *Config) File() string {
+	if c.src == nil {
+		return ""
+	}
+	return c.src.file
+}
+
 // DBPath is the bbolt file under DataDir.
 func (c *Config) DBPath() string { return filepath.Join(c.DataDir, "deerflow.db") }
 

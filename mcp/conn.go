@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
+	"os"
 	"sync"
 	"time"
 
@@ -34,30 +34,36 @@ type conn struct {
 	changed  chan struct{} // closed and replaced on every change of the above
 
 	tools map[string]*remoteTool // registered; touched by the run loop only
+	down  *downTool              // registered while the server has never been up
 }
 
 // dialed is one connection to a server.
 type dialed struct {
-	sess   *sdk.ClientSession
-	tools  []*sdk.Tool
-	cmd    *exec.Cmd  // stdio only
-	stderr *stderrLog // stdio only
-	once   sync.Once
+	sess  *sdk.ClientSession
+	tools []*sdk.Tool
+	proc  *proc // stdio only
+	once  sync.Once
 }
 
-// close ends the session and kills what is left of the process group.
+// close ends the session and the process with all it started; the
+// process has been reaped when it returns.
 func (d *dialed) close() {
 	d.once.Do(func() {
 		if d.sess != nil {
 			_ = d.sess.Close()
 		}
-		if d.cmd != nil {
-			killGroup(d.cmd)
-		}
-		if d.stderr != nil {
-			d.stderr.flush()
+		if d.proc != nil {
+			d.proc.stop(time.Second)
 		}
 	})
+}
+
+// exitState is how a stdio server's process ended, once it has.
+func (d *dialed) exitState() *os.ProcessState {
+	if d.proc == nil {
+		return nil
+	}
+	return d.proc.state()
 }
 
 func newConn(m *Manager, s Server, reg *tools.Registry) *conn {
@@ -91,12 +97,13 @@ func (c *conn) dial(ctx context.Context) (*dialed, error) {
 	var t sdk.Transport
 	switch {
 	case c.srv.Command != "":
-		cmd, errlog, err := c.command()
+		p, err := c.start(ctx)
+		d.proc = p
 		if err != nil {
-			return nil, fmt.Errorf("MCP server %s failed to start: %w", c.srv.Name, err)
+			d.close()
+			return nil, c.startErr(ctx, d, err)
 		}
-		d.cmd, d.stderr = cmd, errlog
-		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+		t = p.transport()
 	case c.srv.URL != "":
 		t = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, HTTPClient: withHeaders(c.m.http, c.srv.Headers)}
 	default:
@@ -114,6 +121,9 @@ func (c *conn) dial(ctx context.Context) (*dialed, error) {
 	sess, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		d.close()
+		if st := d.exitState(); st != nil && st.Exited() && st.ExitCode() != 0 {
+			err = fmt.Errorf("its process exited at once (%s)", st)
+		}
 		return nil, c.startErr(ctx, d, err)
 	}
 	d.sess = sess
@@ -132,8 +142,8 @@ func (c *conn) startErr(ctx context.Context, d *dialed, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("no answer within %s", c.m.o.StartTimeout)
 	}
-	if d.stderr != nil {
-		if tail := d.stderr.tail(); tail != "" {
+	if d.proc != nil {
+		if tail := d.proc.stderr.tail(); tail != "" {
 			return fmt.Errorf("MCP server %s %s: %v (stderr: %s)", c.srv.Name, what, err, tail)
 		}
 	}
@@ -175,6 +185,7 @@ func (c *conn) run() {
 		}
 		if err != nil {
 			c.fail(nil, err)
+			c.showDown()
 			c.m.log.Warn("mcp: server unavailable", "server", c.srv.Name, "err", err, "retry_in", c.retryIn())
 			continue
 		}
@@ -242,7 +253,7 @@ func (c *conn) watch(ctx context.Context, d *dialed) {
 			if !c.isCurrent(d) {
 				// A call found it dead: say why, once the process is reaped.
 				d.close()
-				if d.cmd != nil && d.cmd.ProcessState != nil {
+				if d.exitState() != nil {
 					c.explain(d, c.exitErr(d, nil))
 				}
 				return
@@ -262,17 +273,28 @@ func (c *conn) watch(ctx context.Context, d *dialed) {
 
 func (c *conn) exitErr(d *dialed, err error) error {
 	msg := "the connection closed"
-	if d.cmd != nil && d.cmd.ProcessState != nil {
-		msg = "the server process exited (" + d.cmd.ProcessState.String() + ")"
+	if st := d.exitState(); st != nil {
+		msg = "the server process exited (" + st.String() + ")"
 	} else if err != nil {
 		msg = "the connection closed: " + err.Error()
 	}
-	if d.stderr != nil {
-		if tail := d.stderr.tail(); tail != "" {
+	if d.proc != nil {
+		if tail := d.proc.stderr.tail(); tail != "" {
 			msg += "; stderr: " + tail
 		}
 	}
 	return errors.New(msg)
+}
+
+// downErr is why the server is down; nil while it is up, starting or
+// stopped.
+func (c *conn) downErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped || c.cur != nil || c.failures == 0 {
+		return nil
+	}
+	return c.lastErr
 }
 
 func (c *conn) isCurrent(d *dialed) bool {
@@ -313,6 +335,7 @@ func (c *conn) explain(d *dialed, err error) {
 
 // register brings the registry in line with the server's tools.
 func (c *conn) register(ts []*sdk.Tool) {
+	c.hideDown()
 	next := make(map[string]*remoteTool, len(ts))
 	for _, t := range ts {
 		name := toolName(c.prefix, t.Name)
@@ -338,8 +361,34 @@ func (c *conn) register(ts []*sdk.Tool) {
 }
 
 func (c *conn) owns(t tools.Tool) bool {
-	rt, ok := t.(*remoteTool)
-	return ok && rt.c == c
+	switch t := t.(type) {
+	case *remoteTool:
+		return t.c == c
+	case *downTool:
+		return t.c == c
+	}
+	return false
+}
+
+// showDown registers the stand-in of a server that has no tools
+// registered, so that the model sees it is missing and can learn why.
+func (c *conn) showDown() {
+	if c.down != nil || len(c.tools) > 0 {
+		return
+	}
+	t := newDownTool(c)
+	if old, ok := c.reg.Get(t.spec.Name); ok && !c.owns(old) {
+		return
+	}
+	c.down = t
+	c.reg.Add(t)
+}
+
+func (c *conn) hideDown() {
+	if c.down != nil {
+		c.unregister(c.down.spec.Name)
+		c.down = nil
+	}
 }
 
 func (c *conn) unregister(name string) {
@@ -358,4 +407,5 @@ func (c *conn) shutdown() {
 		c.unregister(name)
 	}
 	c.tools = nil
+	c.hideDown()
 }

@@ -4,9 +4,16 @@
 // "<server>_<tool>" in a tools.Registry and forwarded to the server when
 // the model calls them.
 //
+// A stdio server runs in a sandbox through Options.Isolate unless it is
+// trusted (Server.Sandbox false); this package knows nothing of how the
+// sandbox is made and must not import the sandbox package: cmd/deerflow
+// wires the two.
+//
 // A server that fails to start, crashes or hangs never takes the agent
-// down: its tools fail with an error the model reads, and the server is
-// restarted in the background with exponential backoff.
+// down: its tools fail with an error the model reads (a server that never
+// started is offered as "<server>_unavailable", which says why), Health
+// lists it for /status, and it is restarted in the background with
+// exponential backoff.
 package mcp
 
 import (
@@ -35,16 +42,36 @@ type Server struct {
 	Env     map[string]string // added to a minimal environment (PATH, HOME) — never the whole parent environment
 	URL     string            // ...or streamable HTTP endpoint
 	Headers map[string]string // sent with every HTTP request (auth)
+	// Sandbox runs a stdio server through Options.Isolate; false runs a
+	// trusted one on the host as is.
+	Sandbox bool
+}
+
+// Sandbox holds a stdio server's process in a sandbox. Its protocol:
+// the command Isolate returned is started, Ready is called at once, and
+// Release once the process has been waited for (or when it did not
+// start).
+type Sandbox interface {
+	// Ready lets the started program run once its sandbox is complete;
+	// on error the program has been killed.
+	Ready(ctx context.Context) error
+	// Kill ends the program and everything it started.
+	Kill() error
+	// Release frees what the sandbox held once the program has ended.
+	Release()
 }
 
 // Options configures a Manager.
 type Options struct {
 	Servers []Server
-	// Wrap, when set, turns a stdio server's command into the one to run
-	// (deerflow passes a bubblewrap sandbox wrapper). nil: run it as is.
-	// The command given has its environment set and nothing else; if the
-	// returned one has a nil Env, the minimal environment is used for it.
-	Wrap         func(cmd *exec.Cmd) (*exec.Cmd, error)
+	// Isolate prepares the command of a stdio server whose Sandbox is set
+	// (deerflow passes bubblewrap). It gets the command with its
+	// environment set and nothing else, and returns the command to start
+	// and the sandbox holding it; a nil Sandbox means the returned
+	// command runs on the host (bubblewrap is missing). The environment
+	// must reach the program through the returned command's environment,
+	// never its arguments. nil: every server runs on the host.
+	Isolate      func(s Server, cmd *exec.Cmd) (*exec.Cmd, Sandbox, error)
 	CallTimeout  time.Duration // per tool call; default 60s
 	StartTimeout time.Duration // connect + initialize + list tools; default 30s
 	HTTPClient   *http.Client  // for URL servers; nil → a client with sane timeouts
@@ -172,6 +199,25 @@ func (m *Manager) Inventory(ctx context.Context) []ServerTools {
 		})
 	}
 	wg.Wait()
+	return out
+}
+
+// Health describes each server that is down, one line each (for
+// /status): why it failed, with the last lines of its stderr.
+func (m *Manager) Health() []string {
+	m.mu.Lock()
+	conns := m.conns
+	m.mu.Unlock()
+	var out []string
+	for _, c := range conns {
+		if err := c.downErr(); err != nil {
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "MCP server "+c.srv.Name+" ") {
+				msg = "MCP server " + c.srv.Name + " is down: " + msg
+			}
+			out = append(out, msg)
+		}
+	}
 	return out
 }
 

@@ -63,13 +63,15 @@ func TestStdio(t *testing.T) {
 	log, logs := testLogger(t)
 	var mu sync.Mutex
 	var wrapped []*exec.Cmd
+	srv := stdioServer(t, "test", map[string]string{"FOO": "bar"})
+	srv.Sandbox = true
 	m := New(Options{
-		Servers: []Server{stdioServer(t, "test", map[string]string{"FOO": "bar"})},
-		Wrap: func(cmd *exec.Cmd) (*exec.Cmd, error) {
+		Servers: []Server{srv},
+		Isolate: func(_ Server, cmd *exec.Cmd) (*exec.Cmd, Sandbox, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			wrapped = append(wrapped, cmd)
-			return cmd, nil
+			return cmd, nil, nil // no sandbox here: run on the host
 		},
 		CallTimeout: 2 * time.Second,
 		Logger:      log,
@@ -131,7 +133,7 @@ func TestStdio(t *testing.T) {
 
 	mu.Lock()
 	if len(wrapped) != 1 {
-		t.Fatalf("Wrap called %d times", len(wrapped))
+		t.Fatalf("Isolate called %d times", len(wrapped))
 	}
 	cmd := wrapped[0]
 	mu.Unlock()
@@ -225,9 +227,9 @@ func TestMissingCommandAndInventory(t *testing.T) {
 	reg := tools.NewRegistry()
 	m.Start(context.Background(), reg)
 	waitFor(t, 30*time.Second, "test_echo", registered(reg, "test_echo"))
-	time.Sleep(300 * time.Millisecond) // a few failed restarts of bad
+	waitFor(t, 30*time.Second, "bad_unavailable", registered(reg, "bad_unavailable"))
 	for _, n := range reg.Names() {
-		if strings.HasPrefix(n, "bad") {
+		if strings.HasPrefix(n, "bad") && n != "bad_unavailable" {
 			t.Errorf("tool %s of the missing server", n)
 		}
 	}
@@ -324,11 +326,13 @@ func TestCloseKillsStubbornServer(t *testing.T) {
 	checkLeaks := noLeaks(t)
 	log, _ := testLogger(t)
 	var cmd atomic.Pointer[exec.Cmd]
+	srv := stdioServer(t, "test", map[string]string{envStubborn: "1"})
+	srv.Sandbox = true
 	m := New(Options{
-		Servers: []Server{stdioServer(t, "test", map[string]string{envStubborn: "1"})},
-		Wrap: func(c *exec.Cmd) (*exec.Cmd, error) {
+		Servers: []Server{srv},
+		Isolate: func(_ Server, c *exec.Cmd) (*exec.Cmd, Sandbox, error) {
 			cmd.Store(c)
-			return c, nil
+			return c, nil, nil
 		},
 		Logger: log,
 	})
@@ -374,18 +378,20 @@ func TestNames(t *testing.T) {
 
 func TestStartErrors(t *testing.T) {
 	checkLeaks := noLeaks(t)
+	wrapped := stdioServer(t, "wrapped", nil)
+	wrapped.Sandbox = true
 	m := New(Options{
 		Servers: []Server{
-			stdioServer(t, "wrapped", nil),
+			wrapped,
 			{Name: "down", URL: "http://127.0.0.1:1/mcp"},
 			{Name: "empty"},
 		},
-		Wrap:         func(*exec.Cmd) (*exec.Cmd, error) { return nil, errors.New("no sandbox") },
+		Isolate:      func(Server, *exec.Cmd) (*exec.Cmd, Sandbox, error) { return nil, nil, errors.New("no sandbox") },
 		StartTimeout: 5 * time.Second,
 	})
 	inv := m.Inventory(context.Background())
 	for i, want := range []string{
-		"MCP server wrapped failed to start: wrapping the command: no sandbox",
+		"MCP server wrapped failed to start: preparing its sandbox: no sandbox",
 		"MCP server down could not be reached",
 		"MCP server empty has neither a command nor a URL",
 	} {

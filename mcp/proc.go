@@ -2,8 +2,9 @@ package mcp
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,30 +16,43 @@ import (
 	"syscall"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/deerflow/deerflow/tools"
 )
 
-// command builds the process of a stdio server: a minimal environment,
-// Wrap applied, stderr to the log, its own process group.
-func (c *conn) command() (*exec.Cmd, *stderrLog, error) {
+// proc is a stdio server's running process.
+type proc struct {
+	cmd    *exec.Cmd
+	box    Sandbox // nil on the host
+	stderr *stderrLog
+	stdin  *os.File // our ends of its stdin and stdout
+	stdout *os.File
+	done   chan struct{} // closed once it has been waited for (and released)
+	once   sync.Once
+}
+
+// start runs the server's program: a minimal environment, in its sandbox
+// unless the server is trusted, stderr to the log, its own process group.
+// On error after the process was made, the returned proc holds its stderr.
+func (c *conn) start(ctx context.Context) (*proc, error) {
 	cmd := exec.Command(c.srv.Command, c.srv.Args...)
 	cmd.Env = minimalEnv(c.srv.Env)
-	if c.m.o.Wrap != nil {
-		w, err := c.m.o.Wrap(cmd)
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	if c.srv.Sandbox && c.m.o.Isolate != nil {
+		ic, box, err := c.m.o.Isolate(c.srv, cmd)
 		if err != nil {
-			return nil, nil, fmt.Errorf("wrapping the command: %w", err)
+			return nil, fmt.Errorf("preparing its sandbox: %w", err)
 		}
-		if w == nil {
-			return nil, nil, errors.New("wrapping the command gave no command")
+		if ic != nil {
+			p.cmd = ic
 		}
-		if w.Env == nil {
-			w.Env = cmd.Env // never the whole parent environment
-		}
-		cmd = w
+		p.box = box
 	}
-	errlog := &stderrLog{log: c.m.log, server: c.srv.Name}
+	cmd = p.cmd
+	p.stderr = &stderrLog{log: c.m.log, server: c.srv.Name, secrets: secretValues(c.srv.Env)}
 	if cmd.Stderr == nil {
-		cmd.Stderr = errlog
+		cmd.Stderr = p.stderr
 	}
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = 2 * time.Second // in case a grandchild keeps stderr open
@@ -49,17 +63,138 @@ func (c *conn) command() (*exec.Cmd, *stderrLog, error) {
 	if !cmd.SysProcAttr.Setsid && cmd.SysProcAttr.Pgid == 0 {
 		cmd.SysProcAttr.Setpgid = true // so that helpers it spawns die with it
 	}
-	return cmd, errlog, nil
+	if err := p.begin(); err != nil {
+		if p.box != nil {
+			p.box.Release()
+		}
+		return nil, err
+	}
+	if p.box != nil {
+		if err := p.box.Ready(ctx); err != nil {
+			p.wait()
+			return p, fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	go p.wait()
+	return p, nil
 }
 
-// killGroup kills the process and what it started, if it is still there.
-func killGroup(cmd *exec.Cmd) {
-	if cmd.Process == nil {
+// begin starts the process with pipes of our own for its stdin and
+// stdout: files, so that Wait never closes the end we read.
+func (p *proc) begin() error {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return err
+	}
+	p.cmd.Stdin, p.cmd.Stdout = inR, outW
+	err = p.cmd.Start()
+	inR.Close() // the child has its copies
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return err
+	}
+	p.stdin, p.stdout = inW, outR
+	return nil
+}
+
+// wait reaps the process, frees its sandbox and marks it done.
+func (p *proc) wait() {
+	_ = p.cmd.Wait()
+	if p.box != nil {
+		p.box.Release()
+	}
+	p.stderr.flush()
+	close(p.done)
+}
+
+// stop ends the process: its stdin is closed, and if it does not exit
+// within grace it is terminated, then killed with all it started. It
+// returns once the process has been reaped.
+func (p *proc) stop(grace time.Duration) {
+	p.once.Do(func() {
+		p.stdin.Close()
+		if !p.exited(grace) {
+			if p.box == nil {
+				_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			}
+			if p.box != nil || !p.exited(grace) {
+				p.kill()
+			}
+		}
+		<-p.done
+		if p.box == nil {
+			p.kill() // what is left of its process group
+		}
+		p.stdout.Close()
+	})
+}
+
+func (p *proc) exited(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// kill ends the process and everything it started: the whole sandbox, or
+// its process group on the host.
+func (p *proc) kill() {
+	if p.box != nil {
+		_ = p.box.Kill()
 		return
 	}
-	if a := cmd.SysProcAttr; a != nil && (a.Setpgid || a.Setsid) && a.Pgid == 0 {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if a := p.cmd.SysProcAttr; a != nil && (a.Setpgid || a.Setsid) && a.Pgid == 0 {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	}
+}
+
+// state is how the process ended, once it has.
+func (p *proc) state() *os.ProcessState {
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState
+	default:
+		return nil
+	}
+}
+
+// pipe is the process's stdin and stdout as the SDK's transport wants
+// them: closing it stops the process.
+type pipe struct{ p *proc }
+
+func (w pipe) Write(b []byte) (int, error) { return w.p.stdin.Write(b) }
+func (w pipe) Close() error                { w.p.stop(time.Second); return nil }
+
+// transport connects to the started process.
+func (p *proc) transport() sdk.Transport {
+	return &sdk.IOTransport{Reader: io.NopCloser(p.stdout), Writer: pipe{p}}
+}
+
+// secretValues are the values of env worth hiding in what a server
+// prints: long enough to be keys, and not paths.
+func secretValues(env map[string]string) []string {
+	var out []string
+	for k, v := range env {
+		k = strings.ToUpper(k)
+		if len(v) < 6 || k == "PATH" || k == "HOME" || strings.HasSuffix(k, "_PATH") || strings.HasSuffix(k, "_DIR") || strings.HasSuffix(k, "_HOME") {
+			continue
+		}
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) }) // a key inside another goes after it
+	return out
 }
 
 // minimalEnv is PATH and HOME from our environment plus extra.
@@ -91,8 +226,9 @@ const (
 // stderrLog logs a server's stderr line by line at debug level, within
 // bounds, and keeps the last lines for error messages.
 type stderrLog struct {
-	log    *slog.Logger
-	server string
+	log     *slog.Logger
+	server  string
+	secrets []string // replaced by "[redacted]"
 
 	mu      sync.Mutex
 	partial []byte
@@ -125,6 +261,9 @@ func (s *stderrLog) Write(p []byte) (int, error) {
 func (s *stderrLog) lineLocked() {
 	line := strings.TrimSpace(string(s.partial))
 	s.partial = s.partial[:0]
+	for _, v := range s.secrets {
+		line = strings.ReplaceAll(line, v, "[redacted]")
+	}
 	if line == "" {
 		return
 	}

@@ -22,6 +22,7 @@ const (
 	envServer   = "DEERFLOW_MCP_TEST_SERVER"   // set: be the server
 	envStubborn = "DEERFLOW_MCP_TEST_STUBBORN" // set: ignore SIGTERM and stdin's end
 	envState    = "DEERFLOW_MCP_TEST_STATE"    // a file: offer "extra" instead of "add" once it exists
+	envFail     = "DEERFLOW_MCP_TEST_FAIL"     // set: print it ($VARs expanded) to stderr and exit 2 at once
 )
 
 func TestMain(m *testing.M) {
@@ -33,6 +34,10 @@ func TestMain(m *testing.M) {
 
 func serveStdio() int {
 	fmt.Fprintln(os.Stderr, "test server starting")
+	if msg := os.Getenv(envFail); msg != "" {
+		fmt.Fprintln(os.Stderr, os.ExpandEnv(msg))
+		return 2
+	}
 	stubborn := os.Getenv(envStubborn) != ""
 	if stubborn {
 		signal.Ignore(syscall.SIGTERM)

@@ -79,6 +79,33 @@ func (t *remoteTool) Run(ctx context.Context, args json.RawMessage) (string, err
 	return text, nil
 }
 
+// downTool stands for the tools of a server that has not started: the
+// model sees the server is there but down, and calling it says why.
+type downTool struct {
+	c    *conn
+	spec tools.Spec
+}
+
+func newDownTool(c *conn) *downTool {
+	return &downTool{c: c, spec: tools.Spec{
+		Name: toolName(c.prefix, "unavailable"),
+		Description: fmt.Sprintf("[%s] MCP server %s is down, so its tools are missing. "+
+			"Call this to learn why before telling the user.", c.srv.Name, c.srv.Name),
+		Parameters: emptySchema,
+	}}
+}
+
+func (t *downTool) Spec() tools.Spec { return t.spec }
+
+// Run fails with why the server is down, or, if it has just started,
+// says its tools are there.
+func (t *downTool) Run(ctx context.Context, _ json.RawMessage) (string, error) {
+	if _, err := t.c.session(ctx); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("MCP server %s is running now; its tools are offered from the next step.", t.c.srv.Name), nil
+}
+
 // expired is called by a call that found the HTTP session d forgotten by
 // the server: the run loop reconnects at once, unless d was young (then it
 // is a failure like any other and false is returned).

@@ -103,17 +103,43 @@ func (m *Manager) bwrapArgs(r bashRunner, userData string, extra ...string) []st
 	for _, sk := range m.skills {
 		a = append(a, "--ro-bind-try", sk.HostPath, sk.Path)
 	}
+	var shown []Mount
 	for _, mt := range m.mounts {
 		op := "--bind-try"
 		if mt.ReadOnly {
 			op = "--ro-bind-try"
 		}
 		a = append(a, op, mt.HostPath, mt.Path)
+		shown = append(shown, mt)
 	}
+	a = append(a, m.masks(shown)...)
 	a = append(a, extra...)
 	// The root itself (and /etc, /mnt in it) is a tmpfs bwrap made;
 	// read-only, so nothing can be written outside the binds and /tmp.
 	return append(a, "--remount-ro", "/", "--chdir", Workspace)
+}
+
+// masks hides deerflow's own files (the data dir, the configuration) where
+// a bind shows a directory that holds them: an empty tmpfs over a
+// directory, an empty file over a file (a bound /dev/null cannot be
+// opened: binds are nodev).
+func (m *Manager) masks(shown []Mount) []string {
+	var a []string
+	for _, mt := range shown {
+		for _, h := range m.hide {
+			rel, err := filepath.Rel(mt.HostPath, h)
+			if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+				continue
+			}
+			at := filepath.Join(mt.Path, rel)
+			if st, err := os.Stat(h); err == nil && !st.IsDir() {
+				a = append(a, "--ro-bind", filepath.Join(m.dataDir, "empty"), at)
+			} else if err == nil {
+				a = append(a, "--tmpfs", at)
+			}
+		}
+	}
+	return a
 }
 
 // tmpfs mounts a tmpfs at p, sized by sandbox.limits.tmp_mb.

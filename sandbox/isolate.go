@@ -22,9 +22,10 @@ type IsolateOptions struct {
 	// Home is a host directory (made if needed) mounted writable at
 	// HomeDir and named by $HOME; "" gives no home.
 	Home string
-	// ReadOnly are host directories shown read-only at their own paths,
-	// such as the program's install directory or its interpreter's.
-	// Ones inside the system directories are visible already and left out.
+	// ReadOnly are host directories (or files) shown read-only at their
+	// own paths, such as the program's install directory or its
+	// interpreter's. Ones inside the system directories are visible
+	// already and left out; deerflow's own files inside them are hidden.
 	ReadOnly []string
 	// PathDirs are put in front of the sandbox's PATH.
 	PathDirs []string
@@ -67,13 +68,16 @@ func (m *Manager) Isolate(cmd *exec.Cmd, o IsolateOptions) (iso *Isolated, ok bo
 		args = append(args, "--bind", o.Home, HomeDir)
 		home = HomeDir
 	}
+	var shown []Mount
 	for _, d := range o.ReadOnly {
 		d = filepath.Clean(d)
 		if !filepath.IsAbs(d) || slices.ContainsFunc(systemDirs, func(s string) bool { return within(d, s) }) {
 			continue
 		}
 		args = append(args, "--ro-bind-try", d, d)
+		shown = append(shown, Mount{HostPath: d, Path: d, ReadOnly: true})
 	}
+	args = append(args, m.masks(shown)...)
 	args = append(m.bwrapArgs(r, o.WorkDir, args...), "--info-fd", "4", "--block-fd", "5")
 	name := cmd.Args[0]
 	if filepath.IsAbs(cmd.Path) {

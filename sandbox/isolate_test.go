@@ -55,3 +55,33 @@ func TestIsolate(t *testing.T) {
 		t.Errorf("the private home is not the host dir: %v", err)
 	}
 }
+
+// A program's directory that holds deerflow's own files (its data dir,
+// its configuration with tokens) is shown without them.
+func TestIsolateHidesOwnFiles(t *testing.T) {
+	root := t.TempDir()
+	writeHost(t, filepath.Join(root, "config.yaml"), "bot_token: secret-token\n")
+	writeHost(t, filepath.Join(root, "tool.sh"), "echo tool\n")
+	m := newManager(t, Options{DataDir: filepath.Join(root, "data"), Hide: []string{filepath.Join(root, "config.yaml")}})
+	needBwrap(t, m)
+	writeHost(t, filepath.Join(root, "data", "deerflow.db"), "conversations")
+	cmd := exec.Command("sh", "-c", "cd "+root+" && sh tool.sh && ls data && cat config.yaml && echo end")
+	iso, ok, err := m.Isolate(cmd, IsolateOptions{WorkDir: filepath.Join(root, "data", "mcp", "x"), ReadOnly: []string{root}})
+	if err != nil || !ok {
+		t.Fatalf("isolate: %v %v", ok, err)
+	}
+	var out bytes.Buffer
+	iso.Cmd.Stdout, iso.Cmd.Stderr = &out, &out
+	if err := iso.Cmd.Start(); err != nil {
+		iso.Release()
+		t.Fatal(err)
+	}
+	if err := iso.Ready(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	err = iso.Cmd.Wait()
+	iso.Release()
+	if got := out.String(); err != nil || got != "tool\nend\n" {
+		t.Errorf("output = %q, %v; want the program's file and nothing of deerflow's", got, err)
+	}
+}

@@ -32,13 +32,13 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-// nvm is a node installed by nvm: a bin beside a lib.
-var nvm = map[string]string{
+// nvmNode is a node installed by nvm: a bin beside a lib.
+var nvmNode = map[string]string{
 	".nvm/versions/node/v20.1.0/bin/node":          "#!/bin/sh\n",
 	".nvm/versions/node/v20.1.0/lib/node_modules/": "",
 }
 
-func with(m map[string]string, more map[string]string) map[string]string {
+func mergeFiles(m map[string]string, more map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range m {
 		out[k] = v
@@ -49,151 +49,154 @@ func with(m map[string]string, more map[string]string) map[string]string {
 	return out
 }
 
+const nvmBinDir = "$H/.nvm/versions/node/v20.1.0/bin"
+
+// programCases are the layouts ProgramDirs must handle; $H is the home.
+var programCases = []struct {
+	name     string
+	files    map[string]string
+	command  string
+	args     []string
+	path     string // $H is the home
+	wantPath string
+	readOnly []string
+	pathDirs []string
+	err      string
+}{{
+	name:     "a Go binary in ~/bin",
+	files:    map[string]string{"bin/mcp-go": "\x7fELF", "bin/other": "x"},
+	command:  "mcp-go",
+	path:     "$H/bin:/usr/bin",
+	wantPath: "$H/bin/mcp-go",
+	readOnly: []string{"$H/bin"},
+	pathDirs: []string{"$H/bin"},
+}, {
+	name: "a node_modules/.bin link run by an nvm node through env",
+	files: mergeFiles(nvmNode, map[string]string{
+		"proj/node_modules/srv/dist/index.js": "#!/usr/bin/env node\nconsole.log(1)\n",
+		"proj/node_modules/.bin/srv":          "-> ../srv/dist/index.js",
+	}),
+	command:  "srv",
+	path:     "$H/proj/node_modules/.bin:" + nvmBinDir + ":/usr/bin",
+	wantPath: "$H/proj/node_modules/.bin/srv",
+	readOnly: []string{"$H/.nvm/versions/node/v20.1.0", "$H/proj"},
+	pathDirs: []string{"$H/proj/node_modules/.bin", nvmBinDir},
+}, {
+	name: "env -S with flags",
+	files: mergeFiles(nvmNode, map[string]string{
+		"proj/server.mjs": "#!/usr/bin/env -S node --experimental-vm-modules\n",
+	}),
+	command:  "$H/proj/server.mjs",
+	path:     nvmBinDir + ":/usr/bin",
+	wantPath: "$H/proj/server.mjs",
+	readOnly: []string{"$H/.nvm/versions/node/v20.1.0", "$H/proj"},
+	pathDirs: []string{"$H/proj", nvmBinDir},
+}, {
+	name: "a virtualenv script whose python links to a pyenv install",
+	files: map[string]string{
+		".pyenv/versions/3.12.1/bin/python3.12":  "\x7fELF",
+		".pyenv/versions/3.12.1/lib/python3.12/": "",
+		"proj/.venv/bin/python":                  "-> $H/.pyenv/versions/3.12.1/bin/python3.12",
+		"proj/.venv/bin/mcp-srv":                 "#!$H/proj/.venv/bin/python\n",
+		"proj/.venv/lib/site-packages/":          "",
+	},
+	command:  "$H/proj/.venv/bin/mcp-srv",
+	path:     "/usr/bin",
+	wantPath: "$H/proj/.venv/bin/mcp-srv",
+	readOnly: []string{"$H/.pyenv/versions/3.12.1", "$H/proj/.venv"},
+	pathDirs: []string{"$H/proj/.venv/bin"},
+}, {
+	name:     "a pyenv shim needs pyenv",
+	files:    map[string]string{".pyenv/shims/python3": "#!/usr/bin/env bash\n", ".pyenv/libexec/pyenv": "x"},
+	command:  "python3",
+	args:     []string{"-m", "srv"},
+	path:     "$H/.pyenv/shims:/usr/bin",
+	wantPath: "$H/.pyenv/shims/python3",
+	readOnly: []string{"$H/.pyenv"},
+	pathDirs: []string{"$H/.pyenv/shims"},
+}, {
+	name:     "a link to a versioned install",
+	files:    map[string]string{"opt/tool-1.2/tool": "\x7fELF", "bin/tool": "-> ../opt/tool-1.2/tool"},
+	command:  "tool",
+	path:     "$H/bin",
+	wantPath: "$H/bin/tool",
+	readOnly: []string{"$H/bin", "$H/opt/tool-1.2"},
+	pathDirs: []string{"$H/bin"},
+}, {
+	name:     "a program right in the home: only the file",
+	files:    map[string]string{"server": "\x7fELF"},
+	command:  "$H/server",
+	wantPath: "$H/server",
+	readOnly: []string{"$H/server"},
+}, {
+	name:     "a node_modules right in the home: not the home",
+	files:    map[string]string{"node_modules/.bin/srv": "-> ../srv/cli.js", "node_modules/srv/cli.js": "#!/bin/sh\n"},
+	command:  "$H/node_modules/.bin/srv",
+	wantPath: "$H/node_modules/.bin/srv",
+	readOnly: []string{"$H/node_modules"},
+	pathDirs: []string{"$H/node_modules/.bin"},
+}, {
+	name:     "npx gets its cache",
+	files:    map[string]string{"tools/npx": "#!/bin/sh\n", ".npm/_npx/": "", ".npm/_cacache/": ""},
+	command:  "npx",
+	args:     []string{"-y", "@scope/server"},
+	path:     "$H/tools:/usr/bin",
+	wantPath: "$H/tools/npx",
+	readOnly: []string{"$H/.npm/_npx", "$H/tools"},
+	pathDirs: []string{"$H/tools"},
+}, {
+	name:     "uvx gets uv's cache and Pythons",
+	files:    map[string]string{".local/bin/uvx": "\x7fELF", ".cache/uv/": "", ".local/share/uv/python/": "", ".local/share/keyrings/": ""},
+	command:  "uvx",
+	args:     []string{"mcp-server-time"},
+	path:     "$H/.local/bin",
+	wantPath: "$H/.local/bin/uvx",
+	readOnly: []string{"$H/.cache/uv", "$H/.local/bin", "$H/.local/share/uv/python"},
+	pathDirs: []string{"$H/.local/bin"},
+}, {
+	name: "paths among the arguments, not the credentials",
+	files: map[string]string{
+		"bin/srv": "\x7fELF", "proj/data/": "", "proj2/build/index.js": "x",
+		".aws/credentials": "secret", ".config/gh/hosts.yml": "secret",
+	},
+	command:  "srv",
+	args:     []string{"--root=$H/proj/data", "$H/proj2/build/index.js", "$H/.aws/credentials", "--token-file", "$H/.config/gh/hosts.yml", "$H", "/", "/etc/passwd", "$H/missing"},
+	path:     "$H/bin",
+	wantPath: "$H/bin/srv",
+	readOnly: []string{"$H/bin", "$H/proj/data", "$H/proj2/build"},
+	pathDirs: []string{"$H/bin"},
+}, {
+	name:     "nothing inside credentials",
+	files:    map[string]string{".ssh/bin/srv": "\x7fELF"},
+	command:  "$H/.ssh/bin/srv",
+	wantPath: "$H/.ssh/bin/srv",
+}, {
+	name:    "not found",
+	command: "no-such-mcp-server",
+	path:    "$H/bin:/usr/bin",
+	err:     "no-such-mcp-server: not found in PATH",
+}, {
+	name:    "relative PATH entries are not searched",
+	files:   map[string]string{"bin/srv": "x"},
+	command: "srv",
+	path:    ":.:bin",
+	err:     "not found",
+}, {
+	name:    "an interpreter that is not there",
+	files:   map[string]string{"bin/srv": "#!/usr/bin/env no-such-interpreter\n"},
+	command: "srv",
+	path:    "$H/bin",
+	err:     "its interpreter no-such-interpreter: not found in PATH",
+}, {
+	name:    "a loop of interpreters",
+	files:   map[string]string{"bin/a": "#!$H/bin/b\n", "bin/b": "#!$H/bin/a\n"},
+	command: "a",
+	path:    "$H/bin",
+	err:     "too many interpreters",
+}}
+
 func TestProgramDirs(t *testing.T) {
-	const nvmBin = "$H/.nvm/versions/node/v20.1.0/bin"
-	cases := []struct {
-		name     string
-		files    map[string]string
-		command  string
-		args     []string
-		path     string // $H is the home
-		wantPath string
-		readOnly []string
-		pathDirs []string
-		err      string
-	}{{
-		name:     "a Go binary in ~/bin",
-		files:    map[string]string{"bin/mcp-go": "\x7fELF", "bin/other": "x"},
-		command:  "mcp-go",
-		path:     "$H/bin:/usr/bin",
-		wantPath: "$H/bin/mcp-go",
-		readOnly: []string{"$H/bin"},
-		pathDirs: []string{"$H/bin"},
-	}, {
-		name: "a node_modules/.bin link run by an nvm node through env",
-		files: with(nvm, map[string]string{
-			"proj/node_modules/srv/dist/index.js": "#!/usr/bin/env node\nconsole.log(1)\n",
-			"proj/node_modules/.bin/srv":          "-> ../srv/dist/index.js",
-		}),
-		command:  "srv",
-		path:     "$H/proj/node_modules/.bin:" + nvmBin + ":/usr/bin",
-		wantPath: "$H/proj/node_modules/.bin/srv",
-		readOnly: []string{"$H/.nvm/versions/node/v20.1.0", "$H/proj"},
-		pathDirs: []string{"$H/proj/node_modules/.bin", nvmBin},
-	}, {
-		name: "env -S with flags",
-		files: with(nvm, map[string]string{
-			"proj/server.mjs": "#!/usr/bin/env -S node --experimental-vm-modules\n",
-		}),
-		command:  "$H/proj/server.mjs",
-		path:     nvmBin + ":/usr/bin",
-		wantPath: "$H/proj/server.mjs",
-		readOnly: []string{"$H/.nvm/versions/node/v20.1.0", "$H/proj"},
-		pathDirs: []string{"$H/proj", nvmBin},
-	}, {
-		name: "a virtualenv script whose python links to a pyenv install",
-		files: map[string]string{
-			".pyenv/versions/3.12.1/bin/python3.12":  "\x7fELF",
-			".pyenv/versions/3.12.1/lib/python3.12/": "",
-			"proj/.venv/bin/python":                  "-> $H/.pyenv/versions/3.12.1/bin/python3.12",
-			"proj/.venv/bin/mcp-srv":                 "#!$H/proj/.venv/bin/python\n",
-			"proj/.venv/lib/site-packages/":          "",
-		},
-		command:  "$H/proj/.venv/bin/mcp-srv",
-		path:     "/usr/bin",
-		wantPath: "$H/proj/.venv/bin/mcp-srv",
-		readOnly: []string{"$H/.pyenv/versions/3.12.1", "$H/proj/.venv"},
-		pathDirs: []string{"$H/proj/.venv/bin"},
-	}, {
-		name:     "a pyenv shim needs pyenv",
-		files:    map[string]string{".pyenv/shims/python3": "#!/usr/bin/env bash\n", ".pyenv/libexec/pyenv": "x"},
-		command:  "python3",
-		args:     []string{"-m", "srv"},
-		path:     "$H/.pyenv/shims:/usr/bin",
-		wantPath: "$H/.pyenv/shims/python3",
-		readOnly: []string{"$H/.pyenv"},
-		pathDirs: []string{"$H/.pyenv/shims"},
-	}, {
-		name:     "a link to a versioned install",
-		files:    map[string]string{"opt/tool-1.2/tool": "\x7fELF", "bin/tool": "-> ../opt/tool-1.2/tool"},
-		command:  "tool",
-		path:     "$H/bin",
-		wantPath: "$H/bin/tool",
-		readOnly: []string{"$H/bin", "$H/opt/tool-1.2"},
-		pathDirs: []string{"$H/bin"},
-	}, {
-		name:     "a program right in the home: only the file",
-		files:    map[string]string{"server": "\x7fELF"},
-		command:  "$H/server",
-		wantPath: "$H/server",
-		readOnly: []string{"$H/server"},
-	}, {
-		name:     "a node_modules right in the home: not the home",
-		files:    map[string]string{"node_modules/.bin/srv": "-> ../srv/cli.js", "node_modules/srv/cli.js": "#!/bin/sh\n"},
-		command:  "$H/node_modules/.bin/srv",
-		wantPath: "$H/node_modules/.bin/srv",
-		readOnly: []string{"$H/node_modules"},
-		pathDirs: []string{"$H/node_modules/.bin"},
-	}, {
-		name:     "npx gets its cache",
-		files:    map[string]string{"tools/npx": "#!/bin/sh\n", ".npm/_npx/": "", ".npm/_cacache/": ""},
-		command:  "npx",
-		args:     []string{"-y", "@scope/server"},
-		path:     "$H/tools:/usr/bin",
-		wantPath: "$H/tools/npx",
-		readOnly: []string{"$H/.npm/_npx", "$H/tools"},
-		pathDirs: []string{"$H/tools"},
-	}, {
-		name:     "uvx gets uv's cache and Pythons",
-		files:    map[string]string{".local/bin/uvx": "\x7fELF", ".cache/uv/": "", ".local/share/uv/python/": "", ".local/share/keyrings/": ""},
-		command:  "uvx",
-		args:     []string{"mcp-server-time"},
-		path:     "$H/.local/bin",
-		wantPath: "$H/.local/bin/uvx",
-		readOnly: []string{"$H/.cache/uv", "$H/.local/bin", "$H/.local/share/uv/python"},
-		pathDirs: []string{"$H/.local/bin"},
-	}, {
-		name: "paths among the arguments, not the credentials",
-		files: map[string]string{
-			"bin/srv": "\x7fELF", "proj/data/": "", "proj2/build/index.js": "x",
-			".aws/credentials": "secret", ".config/gh/hosts.yml": "secret",
-		},
-		command:  "srv",
-		args:     []string{"--root=$H/proj/data", "$H/proj2/build/index.js", "$H/.aws/credentials", "--token-file", "$H/.config/gh/hosts.yml", "$H", "/", "/etc/passwd", "$H/missing"},
-		path:     "$H/bin",
-		wantPath: "$H/bin/srv",
-		readOnly: []string{"$H/bin", "$H/proj/data", "$H/proj2/build"},
-		pathDirs: []string{"$H/bin"},
-	}, {
-		name:     "nothing inside credentials",
-		files:    map[string]string{".ssh/bin/srv": "\x7fELF"},
-		command:  "$H/.ssh/bin/srv",
-		wantPath: "$H/.ssh/bin/srv",
-	}, {
-		name:    "not found",
-		command: "no-such-mcp-server",
-		path:    "$H/bin:/usr/bin",
-		err:     "no-such-mcp-server: not found in PATH",
-	}, {
-		name:    "relative PATH entries are not searched",
-		files:   map[string]string{"bin/srv": "x"},
-		command: "srv",
-		path:    ":.:bin",
-		err:     "not found",
-	}, {
-		name:    "an interpreter that is not there",
-		files:   map[string]string{"bin/srv": "#!/usr/bin/env no-such-interpreter\n"},
-		command: "srv",
-		path:    "$H/bin",
-		err:     "its interpreter no-such-interpreter: not found in PATH",
-	}, {
-		name:    "a loop of interpreters",
-		files:   map[string]string{"bin/a": "#!$H/bin/b\n", "bin/b": "#!$H/bin/a\n"},
-		command: "a",
-		path:    "$H/bin",
-		err:     "too many interpreters",
-	}}
-	for _, tc := range cases {
+	for _, tc := range programCases {
 		t.Run(tc.name, func(t *testing.T) {
 			home := filepath.Join(t.TempDir(), "home")
 			expand := func(s string) string { return strings.ReplaceAll(s, "$H", home) }

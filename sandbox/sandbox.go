@@ -93,6 +93,10 @@ type Options struct {
 	// SlirpPath is the slirp4netns binary; "" looks it up in PATH and the
 	// sbin directories.
 	SlirpPath string
+	// Hide are host files and directories (the configuration file) that
+	// must stay out of sight even where a mount or an isolated program's
+	// directory holds them. DataDir is always hidden so.
+	Hide []string
 }
 
 // Mount exposes a host directory inside the sandbox.
@@ -112,6 +116,7 @@ type Manager struct {
 	skillsDir   string  // absolute, or ""
 	skills      []Mount // every read-only skills area: SkillsDir, then SkillDirs
 	mounts      []Mount
+	hide        []string // host paths masked wherever a bind would show them
 	net         netMode
 	netWhy      string // why a public network is down; written before bashReady closes
 	egress      *egress.Network
@@ -167,7 +172,16 @@ func New(o Options) (*Manager, error) {
 	if m.mounts, err = checkMounts(o.Mounts); err != nil {
 		return nil, err
 	}
+	m.hide = []string{dataDir}
+	for _, h := range o.Hide {
+		if a, err := absClean(h); err == nil && h != "" {
+			m.hide = append(m.hide, a)
+		}
+	}
 	if err := os.MkdirAll(m.threadsDir, 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dataDir, "empty"), nil, 0o444); err != nil && !errors.Is(err, os.ErrPermission) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	if err := m.setupNetwork(o); err != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,6 +23,7 @@ import (
 	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/research"
 	"github.com/deerflow/deerflow/sandbox"
+	"github.com/deerflow/deerflow/sandbox/limit"
 	"github.com/deerflow/deerflow/skills"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/subagents"
@@ -127,10 +127,14 @@ func (a *app) wire() error {
 	// The sandbox checks bubblewrap in the background; report when known.
 	go func() {
 		<-a.bgGo
-		if ok, how := sb.BashStatus(); ok && strings.HasPrefix(how, "host") {
+		ok, how := sb.BashStatus()
+		switch {
+		case ok && strings.HasPrefix(how, "host"):
 			log.Warn("bash runs on the host WITHOUT isolation (sandbox.allow_host_bash: true); only let trusted users talk to this deerflow", "bash", how)
-		} else if !ok {
+		case !ok:
 			log.Warn("the bash tool is off", "bash", how)
+		default:
+			logSandbox(log, cfg, sb)
 		}
 	}()
 	a.tools = tools.NewRegistry(sb.Tools()...)
@@ -233,6 +237,7 @@ func (a *app) wire() error {
 		UploadsNote: sandbox.UploadsNote,
 		Skills:      a.skills,
 		Reopen:      sb.Reopen,
+		Health:      a.health,
 	}
 	if a.memory != nil {
 		bo.Memory = a.memory
@@ -247,34 +252,31 @@ func (a *app) wire() error {
 	return a.newAPI(sb)
 }
 
+// health is the /status lines about degraded parts: a sandbox that could
+// not get its network, a bash tool that is off, an MCP server that is down.
+func (a *app) health() []string {
+	var out []string
+	ok, how := a.sandbox.BashStatus()
+	switch {
+	case !ok:
+		out = append(out, "Bash: "+how)
+	case !strings.HasPrefix(how, "host"):
+		if netOK, net := a.sandbox.NetworkStatus(); !netOK || a.cfg.Sandbox.HostNetwork {
+			out = append(out, "Sandbox network: "+net)
+		}
+	}
+	if a.mcp != nil {
+		out = append(out, a.mcp.Health()...) // servers that are down, and why
+	}
+	return out
+}
+
 // background lets start-up's background work run: unpacking the built-in
 // skills and probing bubblewrap.
 func (a *app) background() {
 	a.bgOnce.Do(func() {
 		close(a.bgGo)
 		a.sandbox.Probe()
-	})
-}
-
-// newMCP builds the MCP client for cfg's servers; stdio servers run in
-// the sandbox when bubblewrap is there, with <data_dir>/mcp as their
-// writable directory.
-func newMCP(cfg *config.Config, sb *sandbox.Manager, log *slog.Logger) *mcp.Manager {
-	servers := make([]mcp.Server, len(cfg.MCP.Servers))
-	for i, s := range cfg.MCP.Servers {
-		servers[i] = mcp.Server{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers}
-	}
-	dir := filepath.Join(cfg.DataDir, "mcp")
-	return mcp.New(mcp.Options{
-		Servers: servers,
-		Wrap: func(cmd *exec.Cmd) (*exec.Cmd, error) {
-			out, isolated, err := sb.Isolate(cmd, dir)
-			if err == nil && !isolated {
-				log.Info("bubblewrap is not available; an MCP server runs unsandboxed", "command", cmd.Path)
-			}
-			return out, err
-		},
-		Logger: log,
 	})
 }
 
@@ -468,6 +470,30 @@ func newSubagents(cfg *config.Config, st *store.Store, models []agent.ModelRef, 
 	})
 }
 
+// hidden are the files no sandbox may see even where a mount or an MCP
+// server's directory holds them: the configuration (the data dir is
+// hidden always).
+func hidden(cfg *config.Config) []string {
+	if f := cfg.File(); f != "" {
+		return []string{f}
+	}
+	return nil
+}
+
+// logSandbox says at start what commands' network and limits are, loudly
+// when they are looser than the defaults or the network is missing.
+func logSandbox(log *slog.Logger, cfg *config.Config, sb *sandbox.Manager) {
+	netOK, net := sb.NetworkStatus()
+	switch {
+	case cfg.Sandbox.HostNetwork:
+		log.Warn("the sandbox shares this machine's network (sandbox.host_network: true): commands reach its loopback, private networks and cloud metadata; only let trusted users talk to this deerflow", "network", net)
+	case !netOK:
+		log.Warn("the sandbox has no network", "network", net)
+	default:
+		log.Info("sandbox", "network", net, "limits", sb.LimitsStatus())
+	}
+}
+
 // newSandbox builds the sandbox for cfg with its threads under dataDir.
 func newSandbox(cfg *config.Config, dataDir string) (*sandbox.Manager, error) {
 	mounts := make([]sandbox.Mount, len(cfg.Sandbox.Mounts))
@@ -480,9 +506,18 @@ func newSandbox(cfg *config.Config, dataDir string) (*sandbox.Manager, error) {
 			{HostPath: publicSkillsDir(dataDir), Path: skills.PublicRoot, ReadOnly: true},
 			{HostPath: cfg.Skills.Path, Path: skills.CustomRoot, ReadOnly: true},
 		},
-		Mounts:        mounts,
-		Network:       cfg.Sandbox.Network,
+		Mounts:       mounts,
+		Network:      cfg.Sandbox.Network,
+		NetworkAllow: cfg.Sandbox.NetworkAllow,
+		HostNetwork:  cfg.Sandbox.HostNetwork,
+		Limits: limit.Limits{
+			MemoryMB:  cfg.Sandbox.Limits.MemoryMB,
+			Processes: cfg.Sandbox.Limits.Processes,
+			DiskMB:    cfg.Sandbox.Limits.DiskMB,
+			TmpMB:     cfg.Sandbox.Limits.TmpMB,
+		},
 		AllowHostBash: cfg.Sandbox.AllowHostBash,
+		Hide:          hidden(cfg),
 		BashTimeout:   time.Duration(cfg.Sandbox.BashTimeoutSeconds) * time.Second,
 		DeferProbe:    true, // app.background starts it
 	})

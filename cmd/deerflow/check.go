@@ -74,8 +74,13 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 		defer os.RemoveAll(scratch)
 		var sb *sandbox.Manager
 		if sb, err = newSandbox(cfg, scratch); err == nil {
-			_, how := sb.BashStatus()
+			bashOK, how := sb.BashStatus()
 			fmt.Fprintf(w, "bash\t%s\n", how)
+			if bashOK && !strings.HasPrefix(how, "host") {
+				_, net := sb.NetworkStatus()
+				fmt.Fprintf(w, "sandbox network\t%s\n", net)
+				fmt.Fprintf(w, "sandbox limits\t%s\n", sb.LimitsStatus())
+			}
 			reg := tools.NewRegistry(sb.Tools()...)
 			types := []string{subagents.GeneralPurpose}
 			if _, ok := reg.Get("bash"); ok {
@@ -141,9 +146,9 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			for _, st := range m.Inventory(ctx) {
 				if st.Err != nil {
-					fmt.Fprintf(w, "mcp\t%s: unavailable: %v\n", st.Server, st.Err)
+					fmt.Fprintf(w, "mcp\t%s%s: unavailable: %v\n", st.Server, where(cfg, st.Server), st.Err)
 				} else {
-					fmt.Fprintf(w, "mcp\t%s: %s\n", st.Server, strings.Join(st.Tools, ", "))
+					fmt.Fprintf(w, "mcp\t%s%s: %s\n", st.Server, where(cfg, st.Server), strings.Join(st.Tools, ", "))
 				}
 			}
 			cancel()
@@ -152,6 +157,21 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 	}
 	w.Flush()
 	return 0
+}
+
+// where says how a stdio MCP server runs: " (sandboxed)" or " (on this
+// machine: sandbox: false)"; "" for an HTTP server.
+func where(cfg *config.Config, server string) string {
+	for _, s := range cfg.MCP.Servers {
+		switch {
+		case s.Name != server || s.Command == "":
+		case s.Sandbox != nil && !*s.Sandbox:
+			return " (on this machine: sandbox: false)"
+		default:
+			return " (sandboxed)"
+		}
+	}
+	return ""
 }
 
 // whoMay describes an allow-list.
