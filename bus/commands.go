@@ -227,17 +227,23 @@ func (b *Bus) cmdStatus(ctx context.Context, in *Inbound) error {
 			sb.WriteString("\n")
 		}
 	}
-	if b.opts.Health != nil {
-		for _, line := range b.opts.Health() {
-			sb.WriteString(line)
-			sb.WriteString("\n")
-		}
-	}
+	b.writeHealth(&sb)
 	fmt.Fprintf(&sb, "Queued: %d\nUptime: %s", queued, b.opts.Now().Sub(b.started).Round(time.Second))
 	if b.opts.Version != "" {
 		fmt.Fprintf(&sb, "\nVersion: %s", b.opts.Version)
 	}
 	return b.reply(ctx, in, sb.String())
+}
+
+// writeHealth adds the /status lines about degraded parts of the service.
+func (b *Bus) writeHealth(sb *strings.Builder) {
+	if b.opts.Health == nil {
+		return
+	}
+	for _, line := range b.opts.Health() {
+		sb.WriteString(line)
+		sb.WriteString("\n")
+	}
 }
 
 func (b *Bus) cmdModels(ctx context.Context, in *Inbound, args string) error {

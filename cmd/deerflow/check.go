@@ -74,13 +74,7 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 		defer os.RemoveAll(scratch)
 		var sb *sandbox.Manager
 		if sb, err = newSandbox(cfg, scratch); err == nil {
-			bashOK, how := sb.BashStatus()
-			fmt.Fprintf(w, "bash\t%s\n", how)
-			if bashOK && !strings.HasPrefix(how, "host") {
-				_, net := sb.NetworkStatus()
-				fmt.Fprintf(w, "sandbox network\t%s\n", net)
-				fmt.Fprintf(w, "sandbox limits\t%s\n", sb.LimitsStatus())
-			}
+			printSandbox(w, sb)
 			reg := tools.NewRegistry(sb.Tools()...)
 			types := []string{subagents.GeneralPurpose}
 			if _, ok := reg.Get("bash"); ok {
@@ -157,6 +151,18 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 	}
 	w.Flush()
 	return 0
+}
+
+// printSandbox says how bash runs and, in bubblewrap, with what network
+// and limits.
+func printSandbox(w io.Writer, sb *sandbox.Manager) {
+	ok, how := sb.BashStatus()
+	fmt.Fprintf(w, "bash\t%s\n", how)
+	if ok && !strings.HasPrefix(how, "host") {
+		_, net := sb.NetworkStatus()
+		fmt.Fprintf(w, "sandbox network\t%s\n", net)
+		fmt.Fprintf(w, "sandbox limits\t%s\n", sb.LimitsStatus())
+	}
 }
 
 // where says how a stdio MCP server runs: " (sandboxed)" or " (on this
