@@ -40,9 +40,16 @@ func TestNetworkAttacks(t *testing.T) {
 		reexecInNetns(t, "^TestNetworkAttacks$")
 		return
 	}
-	for _, a := range []string{"10.20.30.40", "10.20.30.41", "172.16.5.5", "192.168.7.7", "100.64.1.1", "169.254.169.254"} {
+	for _, a := range []string{"10.20.30.40", "10.20.30.41", "10.20.30.42", "172.16.5.5", "192.168.7.7", "100.64.1.1", "169.254.169.254"} {
 		ip(t, "addr", "add", a+"/32", "dev", "lo")
 	}
+	// This machine resolves names through a resolver on its loopback, as
+	// systemd-resolved does (127.0.0.53): the sandbox's names must still
+	// resolve, through slirp4netns's resolver.
+	ip(t, "addr", "add", "127.0.0.53/32", "dev", "lo")
+	serveDNS(t, "127.0.0.53:53", map[string]string{"db.example.test.": "10.20.30.42", "www.example.test.": "93.184.215.14"})
+	useResolver(t, "127.0.0.53")
+	serveHello(t, "10.20.30.42:8080")
 	for _, tg := range targets {
 		serveHello(t, tg.addr)
 	}
@@ -50,7 +57,7 @@ func TestNetworkAttacks(t *testing.T) {
 	loop := serveHello(t, "127.0.0.1:0")
 	_, loopPort, _ := net.SplitHostPort(loop)
 
-	m := newManager(t, Options{Network: true, NetworkAllow: []string{allowed}, Mounts: []Mount{testBinMount()}})
+	m := newManager(t, Options{Network: true, NetworkAllow: []string{allowed, "db.example.test:8080"}, Mounts: []Mount{testBinMount()}})
 	needBwrap(t, m)
 	if ok, how := m.NetworkStatus(); !ok {
 		t.Fatalf("no network for the sandbox: %s", how)
@@ -75,8 +82,13 @@ func TestNetworkAttacks(t *testing.T) {
 			answersNext(t, m)
 		})
 	}
-	if out := mustCall(t, m, "t", "bash", map[string]any{"command": connect(allowed)}); out != "HELLO" {
-		t.Errorf("the network_allow exception %s = %q, want HELLO", allowed, out)
+	for _, a := range []string{allowed, "db.example.test:8080"} {
+		if out := mustCall(t, m, "t", "bash", map[string]any{"command": connect(a)}); out != "HELLO" {
+			t.Errorf("the network_allow exception %s = %q, want HELLO", a, out)
+		}
+	}
+	if out := mustCall(t, m, "t", "bash", map[string]any{"command": "getent hosts www.example.test"}); !strings.HasPrefix(out, "93.184.215.14") {
+		t.Errorf("a name in the sandbox resolves to %q", out)
 	}
 	t.Run("listen where the host can reach", func(t *testing.T) { listenAttack(t, m) })
 }
@@ -189,7 +201,7 @@ func reexecInNetns(t *testing.T, pattern string) {
 			t.Skipf("%s not found: install util-linux and iproute2", p)
 		}
 	}
-	args := []string{"--net"}
+	args := []string{"--net", "--mount"}
 	if os.Geteuid() != 0 {
 		args = append(args, "--user", "--map-root-user")
 	}
@@ -217,6 +229,72 @@ func ip(t *testing.T, args ...string) {
 	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 		t.Fatalf("ip %v: %v %s", args, err, out)
 	}
+}
+
+// useResolver points this namespace's /etc/resolv.conf at addr (the test
+// runs in a mount namespace of its own).
+func useResolver(t *testing.T, addr string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "resolv.conf")
+	writeHost(t, f, "nameserver "+addr+"\n")
+	if out, err := exec.Command("mount", "--bind", f, "/etc/resolv.conf").CombinedOutput(); err != nil {
+		t.Fatalf("mount resolv.conf: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "/etc/resolv.conf").Run() })
+}
+
+// serveDNS answers A queries for the names in answers (FQDN → IPv4) on
+// UDP addr, and every other query with no answer.
+func serveDNS(t *testing.T, addr string, answers map[string]string) {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if resp := dnsAnswer(buf[:n], answers); resp != nil {
+				pc.WriteTo(resp, from)
+			}
+		}
+	}()
+}
+
+// dnsAnswer builds the response to one query (RFC 1035, section 4).
+func dnsAnswer(q []byte, answers map[string]string) []byte {
+	if len(q) < 12 {
+		return nil
+	}
+	var name strings.Builder
+	i := 12
+	for i < len(q) && q[i] != 0 {
+		l := int(q[i])
+		if i+1+l > len(q) {
+			return nil
+		}
+		name.Write(q[i+1 : i+1+l])
+		name.WriteByte('.')
+		i += 1 + l
+	}
+	end := i + 5 // the zero label, QTYPE, QCLASS
+	if end > len(q) {
+		return nil
+	}
+	qtype := int(q[i+1])<<8 | int(q[i+2])
+	resp := append([]byte{q[0], q[1], 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0}, q[12:end]...)
+	ip := net.ParseIP(answers[strings.ToLower(name.String())]).To4()
+	if ip != nil && qtype == 1 {
+		resp[7] = 1
+		resp = append(resp, 0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4)
+		resp = append(resp, ip...)
+	}
+	return resp
 }
 
 // serveHello listens on addr and greets every connection with HELLO; it
