@@ -40,11 +40,7 @@ type Guard struct {
 func (e *Enforcer) Start(pid int, dir string) (*Guard, error) {
 	g := &Guard{e: e, pid: pid, dir: dir, disk: int64(e.l.DiskMB) << 20}
 	if e.cg != nil {
-		e.mu.Lock()
-		e.seq++
-		id := fmt.Sprintf("cmd-%d-%d", syscall.Getpid(), e.seq)
-		e.mu.Unlock()
-		cg, err := e.cg.create(id, e.l)
+		cg, err := e.cg.create(newID(), e.l)
 		if err != nil {
 			return nil, fmt.Errorf("limits: %s: %w", e.cg.name(), err)
 		}

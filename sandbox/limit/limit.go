@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 )
 
 // Limits are the sandbox.limits keys. Zero means no limit.
@@ -26,10 +27,8 @@ type Limits struct {
 // Enforcer applies Limits to commands. It is safe for concurrent use.
 type Enforcer struct {
 	l        Limits
-	cg       cgroups // nil: rlimits only
-	why      string  // why no cgroup, when cg is nil
-	mu       sync.Mutex
-	seq      int
+	cg       cgroups        // nil: rlimits only
+	why      string         // why no cgroup, when cg is nil
 	removing sync.WaitGroup // cgroups of ended commands
 	stale    []string       // cgroup dirs whose removal failed (still emptying)
 }
@@ -76,7 +75,7 @@ func New(l Limits) *Enforcer {
 
 // usable makes and removes one cgroup, as each command will.
 func usable(cg cgroups, l Limits) error {
-	g, err := cg.create(fmt.Sprintf("cmd-%d-probe", os.Getpid()), l)
+	g, err := cg.create(newID(), l)
 	if err != nil {
 		return err
 	}
@@ -114,6 +113,14 @@ func count(n int) string {
 	}
 	return fmt.Sprint(n)
 }
+
+// ids numbers the cgroups this process makes. It is the process's, not an
+// Enforcer's: several Enforcers (a service's and a check's, or tests')
+// share the cgroup directories, and a removed cgroup may linger a moment.
+var ids atomic.Int64
+
+// newID names a new per-command cgroup.
+func newID() string { return fmt.Sprintf("cmd-%d-%d", os.Getpid(), ids.Add(1)) }
 
 func joinWhy(w []string) string {
 	s := ""
