@@ -146,28 +146,41 @@ func (r *run) compact() error {
 	return nil
 }
 
-// transcript is the folded messages as the summarizer reads them.
+// summaryMessage is the thread's summary as the model reads it, before the
+// messages it did not fold. The summary is the model's own writing, but
+// about what people and tools said: it is escaped so that nothing in it
+// can close the section.
+func summaryMessage(summary string) string {
+	return "<conversation_summary>\nThe earlier part of this conversation, summarized:\n" + tools.Escape(summary) + "\n</conversation_summary>"
+}
+
+// transcript is the folded messages as the summarizer reads them, each
+// escaped (see tools.Escape): a message cannot end the conversation early
+// or add a section of its own.
 func transcript(previous string, msgs []*store.Message) string {
 	var b strings.Builder
 	if previous != "" {
-		b.WriteString("<previous_summary>\n" + previous + "\n</previous_summary>\n\n")
+		b.WriteString("<previous_summary>\n" + tools.Escape(previous) + "\n</previous_summary>\n\n")
 	}
 	b.WriteString("<conversation>\n")
 	for _, m := range msgs {
 		switch m.Role {
 		case "user":
-			fmt.Fprintf(&b, "Person: %s\n", tools.Clip(m.Content, maxFoldedText))
+			fmt.Fprintf(&b, "Person: %s\n", folded(m.Content, maxFoldedText))
 		case "assistant":
 			if m.Content != "" {
-				fmt.Fprintf(&b, "Agent: %s\n", tools.Clip(m.Content, maxFoldedText))
+				fmt.Fprintf(&b, "Agent: %s\n", folded(m.Content, maxFoldedText))
 			}
 			for _, tc := range m.ToolCalls {
-				fmt.Fprintf(&b, "Agent called %s(%s)\n", tc.Name, tools.Clip(tc.Arguments, 300))
+				fmt.Fprintf(&b, "Agent called %s(%s)\n", tools.EscapeLine(tc.Name), folded(tc.Arguments, 300))
 			}
 		case "tool":
-			fmt.Fprintf(&b, "Result of %s: %s\n", m.Name, tools.Clip(m.Content, maxFoldedText))
+			fmt.Fprintf(&b, "Result of %s: %s\n", tools.EscapeLine(m.Name), folded(m.Content, maxFoldedText))
 		}
 	}
 	b.WriteString("</conversation>")
 	return b.String()
 }
+
+// folded is one message's text in a transcript: clipped, then escaped.
+func folded(s string, n int) string { return tools.Escape(tools.Clip(s, n)) }

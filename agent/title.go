@@ -35,7 +35,7 @@ func (a *Agent) title(threadID, user, answer string) {
 				Model: m.ID,
 				Messages: []llm.Message{
 					{Role: llm.RoleSystem, Content: titlePrompt},
-					{Role: llm.RoleUser, Content: "Person: " + tools.Clip(user, 1500) + "\n\nAgent: " + tools.Clip(answer, 1500)},
+					{Role: llm.RoleUser, Content: titleRequest(user, answer)},
 				},
 				MaxTokens: 30,
 			})
@@ -61,6 +61,12 @@ func (a *Agent) title(threadID, user, answer string) {
 			a.log.Warn("saving a thread's title", "thread", threadID, "err", err)
 		}
 	}()
+}
+
+// titleRequest is the first exchange as the title model reads it, in a
+// <conversation> section nothing in it can close.
+func titleRequest(user, answer string) string {
+	return "<conversation>\nPerson: " + folded(user, 1500) + "\n\nAgent: " + folded(answer, 1500) + "\n</conversation>"
 }
 
 // fallbackTitle is the first line of the first message, cut at a word.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
+	"github.com/deerflow/deerflow/tools"
 )
 
 // PromptSection is the system prompt's memory section: how to treat the
@@ -19,7 +20,9 @@ A message may start with a <memory> block: what you remember about its writer fr
 
 // render is the <memory> block given to the model with a person's message:
 // the summaries, then corrections, then the other facts by confidence, as
-// many as fit in maxTokens. Empty when there is nothing to tell.
+// many as fit in maxTokens. Empty when there is nothing to tell. Every
+// summary and fact is what someone once said, so each is escaped onto one
+// line: it cannot close the block, open another or pass for a heading.
 func render(mem *store.Memory, maxTokens int) string {
 	if mem.Work.Text == "" && mem.Personal.Text == "" && mem.TopOfMind.Text == "" && len(mem.Facts) == 0 {
 		return ""
@@ -42,15 +45,15 @@ func render(mem *store.Memory, maxTokens int) string {
 		sum  store.Summary
 	}{{"Work", mem.Work}, {"Personal", mem.Personal}, {"Top of mind", mem.TopOfMind}} {
 		if s.sum.Text != "" {
-			add(s.name + ": " + s.sum.Text + "\n")
+			add(s.name + ": " + tools.EscapeLine(s.sum.Text) + "\n")
 		}
 	}
 	facts := ordered(mem.Facts)
 	if len(facts) > 0 && add("Facts:\n") {
 		for _, f := range facts {
-			line := "- " + f.Content + "\n"
+			line := "- " + tools.EscapeLine(f.Content) + "\n"
 			if f.Category == "correction" {
-				line = "- (correction) " + f.Content + "\n"
+				line = "- (correction) " + tools.EscapeLine(f.Content) + "\n"
 			}
 			if !add(line) {
 				break

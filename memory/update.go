@@ -122,24 +122,31 @@ func (m *Manager) update(ctx context.Context, scope string) error {
 
 // ask sends the update prompt and returns the model's text.
 func (m *Manager) ask(ctx context.Context, mem *store.Memory, exs []*store.Exchange) (string, error) {
-	var b strings.Builder
-	b.WriteString("<current_memory>\n")
-	b.WriteString(describe(mem))
-	b.WriteString("</current_memory>\n\n<conversation>\n")
-	for _, e := range exs {
-		fmt.Fprintf(&b, "User: %s\nAssistant: %s\n\n", tools.Clip(e.User, maxExchangeText), tools.Clip(e.Answer, maxExchangeText))
-	}
-	b.WriteString("</conversation>\n\nAnswer with the JSON object only.")
 	zero := float32(0)
 	req := &llm.Request{
 		Model: m.opts.ModelID,
 		Messages: []llm.Message{
 			{Role: llm.RoleSystem, Content: updatePrompt},
-			{Role: llm.RoleUser, Content: b.String()},
+			{Role: llm.RoleUser, Content: updateRequest(mem, exs)},
 		},
 		Temperature: &zero,
 	}
 	return llm.Complete(ctx, m.opts.Model, req)
+}
+
+// updateRequest is the updater's task: the memory and the exchanges, all
+// escaped (see tools.Escape), so nothing said can close <conversation> or
+// pass for the updater's instructions.
+func updateRequest(mem *store.Memory, exs []*store.Exchange) string {
+	var b strings.Builder
+	b.WriteString("<current_memory>\n")
+	b.WriteString(describe(mem))
+	b.WriteString("</current_memory>\n\n<conversation>\n")
+	for _, e := range exs {
+		fmt.Fprintf(&b, "User: %s\nAssistant: %s\n\n", tools.Escape(tools.Clip(e.User, maxExchangeText)), tools.Escape(tools.Clip(e.Answer, maxExchangeText)))
+	}
+	b.WriteString("</conversation>\n\nAnswer with the JSON object only.")
+	return b.String()
 }
 
 // describe is the memory as the updater reads it, with fact ids.
@@ -150,7 +157,7 @@ func describe(mem *store.Memory) string {
 		sum  store.Summary
 	}{{"Work context", mem.Work}, {"Personal context", mem.Personal}, {"Top of mind", mem.TopOfMind}} {
 		if s.sum.Text != "" {
-			fmt.Fprintf(&b, "%s: %s\n", s.name, s.sum.Text)
+			fmt.Fprintf(&b, "%s: %s\n", s.name, tools.EscapeLine(s.sum.Text))
 		}
 	}
 	if len(mem.Facts) == 0 {
@@ -159,7 +166,7 @@ func describe(mem *store.Memory) string {
 	}
 	b.WriteString("Facts:\n")
 	for _, f := range mem.Facts {
-		fmt.Fprintf(&b, "- [%s] (%s, %.2f) %s\n", f.ID, f.Category, f.Confidence, f.Content)
+		fmt.Fprintf(&b, "- [%s] (%s, %.2f) %s\n", f.ID, tools.EscapeLine(f.Category), f.Confidence, tools.EscapeLine(f.Content))
 	}
 	return b.String()
 }

@@ -155,7 +155,7 @@ func (s *session) step(rec *store.Research, i int, ended []chan struct{}, findin
 			select {
 			case <-ended[j]:
 				if findings[j] != "" {
-					fmt.Fprintf(&earlier, "\n### Step %d: %s\n%s\n", j+1, plan.Steps[j].Title, tools.Clip(findings[j], maxFindingsIn))
+					earlier.WriteString(earlierStep(j, plan.Steps[j].Title, findings[j]))
 				}
 			default: // cancelled before it ended
 			}
@@ -183,22 +183,29 @@ func (s *session) step(rec *store.Research, i int, ended []chan struct{}, findin
 	results <- stepResult{i: i, out: out, err: err, sources: sources.List()}
 }
 
-// stepBrief is everything step i's subagent knows.
+// earlierStep is step j's findings as a later step reads them.
+func earlierStep(j int, title, findings string) string {
+	return fmt.Sprintf("\n### Step %d: %s\n%s\n", j+1, tools.EscapeLine(title), findingsText(findings))
+}
+
+// stepBrief is everything step i's subagent knows. What people, the
+// planner and web pages wrote is escaped (see tools.Escape): the topic,
+// answers and titles onto their lines, descriptions and findings in place.
 func stepBrief(rec *store.Research, i int, earlier string) string {
 	plan := rec.Plan
 	st := plan.Steps[i]
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Research topic: %s\n", rec.Topic)
+	fmt.Fprintf(&sb, "Research topic: %s\n", tools.EscapeLine(rec.Topic))
 	for _, q := range rec.Questions {
 		if q.Answer != "" {
-			fmt.Fprintf(&sb, "(Asked: %s Answer: %s)\n", q.Question, q.Answer)
+			fmt.Fprintf(&sb, "(Asked: %s Answer: %s)\n", tools.EscapeLine(q.Question), tools.EscapeLine(q.Answer))
 		}
 	}
-	fmt.Fprintf(&sb, "\nThe plan, \"%s\" (other agents carry out the other steps):\n", plan.Title)
+	fmt.Fprintf(&sb, "\nThe plan, \"%s\" (other agents carry out the other steps):\n", tools.EscapeLine(plan.Title))
 	for j, p := range plan.Steps {
-		fmt.Fprintf(&sb, "%d. %s (%s)\n", j+1, p.Title, p.StepType)
+		fmt.Fprintf(&sb, "%d. %s (%s)\n", j+1, tools.EscapeLine(p.Title), tools.EscapeLine(p.StepType))
 	}
-	fmt.Fprintf(&sb, "\nYour step, %d of %d: %s\n%s\n", i+1, len(plan.Steps), st.Title, st.Description)
+	fmt.Fprintf(&sb, "\nYour step, %d of %d: %s\n%s\n", i+1, len(plan.Steps), tools.EscapeLine(st.Title), tools.EscapeTags(st.Description))
 	if st.StepType == stepProcessing {
 		if earlier != "" {
 			sb.WriteString("\nThe findings of the steps before yours:\n")

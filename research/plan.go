@@ -88,18 +88,19 @@ func (r *Researcher) askPlanner(ctx context.Context, m agent.ModelRef, rec *stor
 }
 
 // plannerRequest is the planner's task: the topic, the answers to its
-// questions and, for a revision, the plan and the person's changes.
+// questions and, for a revision, the plan and the person's changes; their
+// words escaped (see tools.Escape).
 func plannerRequest(rec *store.Research, feedback string) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Research topic: %s\n", rec.Topic)
+	fmt.Fprintf(&sb, "Research topic: %s\n", tools.EscapeLine(rec.Topic))
 	for _, q := range rec.Questions {
 		if q.Answer != "" {
-			fmt.Fprintf(&sb, "\nYou asked: %s\nThe person answered: %s\n", q.Question, q.Answer)
+			fmt.Fprintf(&sb, "\nYou asked: %s\nThe person answered: %s\n", tools.EscapeLine(q.Question), tools.EscapeLine(q.Answer))
 		}
 	}
 	if feedback != "" && rec.Plan != nil {
-		plan, _ := json.Marshal(rec.Plan)
-		fmt.Fprintf(&sb, "\nThe current plan:\n%s\n\nThe person replied to it:\n%s\n\nRevise the plan as they ask and answer with the whole revised plan.", plan, feedback)
+		plan, _ := json.Marshal(rec.Plan) // "<" as \u003c, but not its look-alikes
+		fmt.Fprintf(&sb, "\nThe current plan:\n%s\n\nThe person replied to it:\n%s\n\nRevise the plan as they ask and answer with the whole revised plan.", tools.EscapeTags(string(plan)), tools.EscapeTags(feedback))
 	}
 	return sb.String()
 }

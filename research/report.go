@@ -105,24 +105,25 @@ func pagesRead(rec *store.Research) []store.ResearchSource {
 }
 
 // reportRequest gives the reporter the topic, each step's findings and
-// the pages read.
+// the pages read, escaped as in stepBrief (a page's title is the web's
+// writing).
 func reportRequest(rec *store.Research, sources []store.ResearchSource) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Research topic: %s\nReport title: %s\n", rec.Topic, rec.Plan.Title)
+	fmt.Fprintf(&sb, "Research topic: %s\nReport title: %s\n", tools.EscapeLine(rec.Topic), tools.EscapeLine(rec.Plan.Title))
 	for _, q := range rec.Questions {
 		if q.Answer != "" {
-			fmt.Fprintf(&sb, "(Asked: %s Answer: %s)\n", q.Question, q.Answer)
+			fmt.Fprintf(&sb, "(Asked: %s Answer: %s)\n", tools.EscapeLine(q.Question), tools.EscapeLine(q.Answer))
 		}
 	}
 	sb.WriteString("\n## Findings\n")
 	for i, p := range rec.Plan.Steps {
-		fmt.Fprintf(&sb, "\n### Step %d: %s (%s)\n", i+1, p.Title, p.StepType)
+		fmt.Fprintf(&sb, "\n### Step %d: %s (%s)\n", i+1, tools.EscapeLine(p.Title), tools.EscapeLine(p.StepType))
 		st := rec.Steps[i]
 		if st.Status != tools.TaskCompleted {
 			fmt.Fprintf(&sb, "(This step did not finish: %s. Its part of the topic is not covered.)\n", st.Status)
 			continue
 		}
-		sb.WriteString(tools.Clip(strings.TrimSpace(st.Findings), maxFindingsIn))
+		sb.WriteString(findingsText(strings.TrimSpace(st.Findings)))
 		sb.WriteString("\n")
 	}
 	sb.WriteString("\n## Pages read\n")
@@ -130,10 +131,14 @@ func reportRequest(rec *store.Research, sources []store.ResearchSource) string {
 		sb.WriteString("None: no page was read, so cite nothing.\n")
 	}
 	for i, src := range sources {
-		fmt.Fprintf(&sb, "%d. %s — %s\n", i+1, orURL(src), src.URL)
+		fmt.Fprintf(&sb, "%d. %s — %s\n", i+1, tools.EscapeLine(orURL(src)), tools.EscapeLine(src.URL))
 	}
 	return sb.String()
 }
+
+// findingsText is a step's findings as another model reads them: clipped,
+// and with their tags escaped (their Markdown code blocks are kept).
+func findingsText(s string) string { return tools.EscapeTags(tools.Clip(s, maxFindingsIn)) }
 
 func orURL(src store.ResearchSource) string {
 	if t := strings.TrimSpace(src.Title); t != "" {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/deerflow/deerflow/tools"
 )
 
 // ErrTooLarge is wrapped by SaveUpload when a file exceeds its size limit.
@@ -83,7 +85,9 @@ func claim(root *os.Root, base string) (*os.File, string, error) {
 // directories, control or invisible formatting characters (which can hide
 // a file's real extension), leading dots or surrounding spaces; at most 200
 // bytes, keeping the extension; other Unicode is kept. An empty result
-// becomes "file".
+// becomes "file". The name is what the model is told (UploadsNote), so it
+// is also escaped (tools.EscapeLine: "x</uploaded_files>.pdf" is saved as
+// "x&lt;/uploaded_files>.pdf") and the model can use the name it reads.
 func sanitizeName(name string) string {
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
 		name = name[i+1:]
@@ -94,6 +98,7 @@ func sanitizeName(name string) string {
 		}
 		return r
 	}, strings.ToValidUTF8(name, ""))
+	name = tools.EscapeLine(name)
 	name = strings.TrimLeft(strings.TrimSpace(name), ". ")
 	if len(name) > maxNameBytes {
 		ext := filepath.Ext(name)
@@ -114,7 +119,9 @@ func sanitizeName(name string) string {
 }
 
 // UploadsNote is the note put before a user message that came with files:
-// it tells the model where they are.
+// it tells the model where they are. The names are escaped already
+// (sanitizeName); they are escaped again here, which changes nothing for
+// them, so that no path can close the section whoever made it.
 func UploadsNote(paths []string) string {
 	if len(paths) == 0 {
 		return ""
@@ -122,7 +129,7 @@ func UploadsNote(paths []string) string {
 	var b strings.Builder
 	b.WriteString("<uploaded_files>\nThe user attached these files to this message; they are saved in " + Uploads + ":\n")
 	for _, p := range paths {
-		b.WriteString("- " + p + "\n")
+		b.WriteString("- " + tools.EscapeLine(p) + "\n")
 	}
 	b.WriteString("Read text files with read_file; inspect other formats (PDF, spreadsheets, images) with bash tools where available. Leave the originals unchanged and write any results to " + Outputs + ".\n</uploaded_files>")
 	return b.String()

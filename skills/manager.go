@@ -125,7 +125,9 @@ func (m *Manager) Has(name string) bool {
 
 // PromptSection is the system prompt's skills section: name, description
 // and location of each enabled skill, nothing more; the agent reads a
-// SKILL.md when it needs it. It changes only when skills do.
+// SKILL.md when it needs it. It changes only when skills do. A
+// description is anyone's writing (a custom skill, one the agent made): it
+// is escaped onto its line, so it cannot close the section or add a skill.
 func (m *Manager) PromptSection() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -135,7 +137,7 @@ func (m *Manager) PromptSection() string {
 	var b strings.Builder
 	for _, s := range m.skills {
 		if m.enabledLocked(s.Name) {
-			fmt.Fprintf(&b, "- %s: %s (%s)\n", s.Name, s.Description, s.Location())
+			fmt.Fprintf(&b, "- %s: %s (%s)\n", s.Name, tools.EscapeLine(s.Description), s.Location())
 		}
 	}
 	if b.Len() == 0 {
@@ -149,8 +151,10 @@ func (m *Manager) PromptSection() string {
 
 // Activation is what a "/<skill> task" message adds to its turn: the
 // skill's instructions for the model, and the only tools it may use (nil
-// when the skill does not restrict them).
-func (m *Manager) Activation(name string) (context string, tools []string, ok bool) {
+// when the skill does not restrict them). The body is followed as
+// instructions, but inside its section: its tags are escaped (code blocks
+// are kept), so it cannot end the section or pass for a system message.
+func (m *Manager) Activation(name string) (context string, allowed []string, ok bool) {
 	s, ok := m.Lookup(name)
 	if !ok {
 		return "", nil, false
@@ -158,9 +162,9 @@ func (m *Manager) Activation(name string) (context string, tools []string, ok bo
 	var b strings.Builder
 	fmt.Fprintf(&b, "<active_skill name=%q>\nThe person asked for this skill for this message: follow its instructions below. Its files are in %s.\n", s.Name, strings.TrimSuffix(s.Location(), "/SKILL.md"))
 	if len(s.AllowedTools) > 0 {
-		fmt.Fprintf(&b, "While it is active you can use only these tools: %s.\n", strings.Join(s.AllowedTools, ", "))
+		fmt.Fprintf(&b, "While it is active you can use only these tools: %s.\n", tools.EscapeLine(strings.Join(s.AllowedTools, ", ")))
 	}
-	b.WriteString("\n" + s.Body + "\n</active_skill>")
+	b.WriteString("\n" + tools.EscapeTags(s.Body) + "\n</active_skill>")
 	return b.String(), s.AllowedTools, true
 }
 
