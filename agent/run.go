@@ -103,10 +103,19 @@ func (r *run) emit(ev Event) {
 	}
 }
 
+// DamagedText is what a user is told when their conversation's stored
+// history is damaged (store.ErrDamaged): the conversation is quarantined,
+// nothing of it runs or is replayed, and /new starts over.
+const DamagedText = "This conversation's stored history is damaged and can't be read, so I can't continue it. Send /new to start a new conversation."
+
 func (r *run) exec() {
 	if err := r.begin(); err != nil {
 		if errors.Is(err, errBudget) {
 			r.emit(Event{Kind: EventError, Text: r.budgetText(), Err: err})
+			return
+		}
+		if errors.Is(err, store.ErrDamaged) { // quarantined: see DamagedText
+			r.fail(err, DamagedText)
 			return
 		}
 		r.fail(err, "I couldn't load this conversation; please try again.")
@@ -498,7 +507,7 @@ func (r *run) messages() []llm.Message {
 	out := make([]llm.Message, 0, len(r.history)+1)
 	out = append(out, llm.Message{Role: llm.RoleSystem, Content: r.systemPrompt()})
 	if r.summary != "" {
-		out = append(out, llm.Message{Role: llm.RoleUser, Content: "<conversation_summary>\nThe earlier part of this conversation, summarized:\n" + r.summary + "\n</conversation_summary>"})
+		out = append(out, llm.Message{Role: llm.RoleUser, Content: summaryMessage(r.summary)})
 	}
 	for i, m := range r.history {
 		lm := toLLM(m)

@@ -317,6 +317,9 @@ func (b *Bus) cmdRetry(ctx context.Context, in *Inbound) error {
 		if !errors.Is(err, store.ErrNotFound) {
 			b.log.Error("reading the last message", "thread", threadID, "err", err)
 		}
+		if errors.Is(err, store.ErrDamaged) {
+			return b.reply(ctx, in, agent.DamagedText)
+		}
 		return b.reply(ctx, in, "There is no message of yours in this conversation to run again.")
 	}
 	again := *in

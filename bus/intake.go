@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -138,6 +139,12 @@ func (b *Bus) Recover(ctx context.Context) (int, error) {
 	}
 	for _, p := range list {
 		threadID, err := b.threadFor(p.in.ChatKey())
+		if errors.Is(err, store.ErrDamaged) { // quarantined: told once, not replayed
+			b.log.Error("skipping a stored message of a damaged conversation", "chat", p.in.ChatKey(), "err", err)
+			b.reply(ctx, p.in, agent.DamagedText)
+			b.forgetInbound([]*item{{in: p.in, seq: p.seq}})
+			continue
+		}
 		if err != nil {
 			return 0, err
 		}

@@ -90,6 +90,10 @@ func (b *Bus) newThreadTx(tx *store.Tx, key string) (string, error) {
 func (b *Bus) enqueue(ctx context.Context, in *Inbound) error {
 	key := in.ChatKey()
 	threadID, err := b.threadFor(key)
+	if errors.Is(err, store.ErrDamaged) { // quarantined: told, not redelivered
+		b.log.Error("resolving thread: the conversation is damaged", "chat", key, "err", err)
+		return b.reply(ctx, in, agent.DamagedText)
+	}
 	if err != nil {
 		b.log.Error("resolving thread", "chat", key, "err", err)
 		b.reply(ctx, in, "I couldn't open this conversation's history; please try again.")
@@ -218,10 +222,15 @@ func (b *Bus) runItem(c *conv, it *item) {
 			return b.opts.Research.Run(ctx, mode, ain)
 		}
 	}
+	damaged := false
 	for ev := range run(context.Background(), ain) {
+		damaged = damaged || ev.Kind == agent.EventError && errors.Is(ev.Err, store.ErrDamaged)
 		d.handle(ctx, ev)
 	}
 	d.settleAnswer()
+	if damaged && it.seq != 0 {
+		b.forgetInbound([]*item{it}) // the user was told; never replayed
+	}
 }
 
 // researchMode says whether a message goes to the research rather than the

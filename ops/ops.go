@@ -31,7 +31,8 @@ type Options struct {
 	Metrics  *metrics.Metrics
 	Channels []Channel
 	// Store, when set, runs a cheap read transaction; an error makes the
-	// store (and /healthz) unhealthy.
+	// store (and /healthz) unhealthy. A *StoreError's Detail is shown;
+	// any other error's text goes only to the log.
 	Store  func(context.Context) error
 	Models []Model
 	Logger *slog.Logger // nil: slog.Default()
@@ -181,6 +182,16 @@ type StoreState struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// StoreError is an error of Options.Store whose Detail, written for an
+// operator (what is damaged, which disk is full), /healthz shows.
+type StoreError struct {
+	Detail string
+	Err    error
+}
+
+func (e *StoreError) Error() string { return e.Detail + ": " + e.Err.Error() }
+func (e *StoreError) Unwrap() error { return e.Err }
+
 // ModelState is a model in the report.
 type ModelState struct {
 	Reachable bool   `json:"reachable"`
@@ -258,6 +269,9 @@ func (s *Server) checkStore(ctx context.Context) StoreState {
 	case err := <-done:
 		if err != nil {
 			s.log.Warn("healthz: the store check failed", "err", err)
+			if se, ok := errors.AsType[*StoreError](err); ok {
+				return StoreState{Detail: se.Detail}
+			}
 			return StoreState{Detail: "the database could not be read"}
 		}
 		return StoreState{OK: true}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -105,6 +106,9 @@ func TestHealthzDegraded(t *testing.T) {
 			[]string{`"slack": {`, `"connected": false`, "connection failed (HTTP 500)"}},
 		{"store", Options{Store: func(context.Context) error { return errors.New("database not open") }},
 			[]string{`"ok": false`, "the database could not be read"}},
+		{"store detail", Options{Store: func(context.Context) error {
+			return fmt.Errorf("check: %w", &StoreError{Detail: "the disk holding /data is full", Err: errors.New("store: no space left")})
+		}}, []string{`"ok": false`, `"detail": "the disk holding /data is full"`}},
 		{"model unreachable", Options{Models: []Model{{Name: "default", BaseURL: closed, APIKey: secret}}},
 			[]string{`"reachable": false`, "unreachable: ", "connection refused"}},
 		{"key rejected", Options{Models: []Model{{Name: "default", BaseURL: newModelServer(t, 401).URL + "/v1", APIKey: secret}}},

@@ -3,8 +3,6 @@ package store
 import (
 	"fmt"
 	"sync"
-
-	"go.etcd.io/bbolt"
 )
 
 // Batch coalesces concurrent writers into shared commits, so many chats
@@ -93,9 +91,8 @@ func (s *Store) commitPending() {
 func (s *Store) commitCalls(calls []*batchCall) {
 	for len(calls) > 0 {
 		failed := -1
-		err := s.db.Update(func(tx *bbolt.Tx) error {
+		err := s.txGuard(true, func(t *Tx) error {
 			failed = -1
-			t := &Tx{tx}
 			for i, c := range calls {
 				if err := runSafe(c.fn, t); err != nil {
 					failed = i

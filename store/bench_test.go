@@ -62,7 +62,7 @@ func BenchmarkAppendMessageParallel(b *testing.B) {
 		{"Update", (*Store).Update},
 		{"Batch", (*Store).Batch},
 		{"boltBatch", func(s *Store, fn func(*Tx) error) error {
-			return s.db.Batch(func(tx *bbolt.Tx) error { return fn(&Tx{tx}) })
+			return s.db.Batch(func(tx *bbolt.Tx) error { return fn(&Tx{tx: tx}) })
 		}},
 	}
 	for _, mode := range modes {

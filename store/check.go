@@ -60,7 +60,11 @@ func parseMeta(b []byte) boltMeta {
 // checkFile reports whether path, if it exists and is not empty, looks like
 // a whole bbolt file: a valid meta page whose pages all lie inside the file.
 // It only reads.
-func checkFile(path string) error {
+func checkFile(path string) error { return checkFileLayout(path, true) }
+
+// checkFileLayout is checkFile, checking the freelist only if freelist is
+// set: a read-only bbolt never reads it.
+func checkFileLayout(path string, freelist bool) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -76,13 +80,13 @@ func checkFile(path string) error {
 	if fi.Size() == 0 {
 		return nil // bbolt initializes an empty file
 	}
-	if why := checkLayout(f, fi.Size()); why != "" {
+	if why := checkLayout(f, fi.Size(), freelist); why != "" {
 		return corrupt(path, why)
 	}
 	return nil
 }
 
-func checkLayout(f io.ReaderAt, size int64) string {
+func checkLayout(f io.ReaderAt, size int64, freelist bool) string {
 	m, why := findMeta(f, size)
 	if why != "" {
 		return why
@@ -104,7 +108,7 @@ func checkLayout(f io.ReaderAt, size int64) string {
 	if fl := pageFlags(m.root); fl != branchPageFlag && fl != leafPageFlag {
 		return fmt.Sprintf("root page %d has type %#x", m.root, fl)
 	}
-	if m.freelist == noFreelist {
+	if m.freelist == noFreelist || !freelist {
 		return ""
 	}
 	if m.freelist < 2 || m.freelist >= m.pgid {

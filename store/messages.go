@@ -70,7 +70,8 @@ func putSeqState(b *bbolt.Bucket, threadID string, s seqState) error {
 
 // AppendMessages stores msgs at the end of a thread's history, setting each
 // one's Seq. The thread's record need not exist.
-func (tx *Tx) AppendMessages(threadID string, msgs ...*Message) error {
+func (tx *Tx) AppendMessages(threadID string, msgs ...*Message) (err error) {
+	defer tx.catch(threadID, &err)
 	if err := checkThreadID(threadID); err != nil {
 		return err
 	}
@@ -96,15 +97,23 @@ func (tx *Tx) AppendMessages(threadID string, msgs ...*Message) error {
 }
 
 // Messages returns a thread's messages with Seq > afterSeq, oldest first.
-func (tx *Tx) Messages(threadID string, afterSeq uint64) ([]*Message, error) {
+// A damaged page or record of the thread's is an error wrapping ErrDamaged.
+func (tx *Tx) Messages(threadID string, afterSeq uint64) (out []*Message, err error) {
+	defer tx.catch(threadID, &err)
+	seqs, err := tx.bucket(bucketSeqs)
+	if err != nil {
+		return nil, err
+	}
 	b, err := tx.bucket(bucketMessages)
 	if err != nil {
 		return nil, err
 	}
-	if afterSeq == math.MaxUint64 {
+	// The read stops at the last seq rather than at the next thread's
+	// first key: a damaged page of a neighbour is never touched.
+	last := getSeqState(seqs, threadID).last
+	if afterSeq >= last {
 		return nil, nil
 	}
-	var out []*Message
 	p := msgKey(threadID, 0)[:len(threadID)+1]
 	c := b.Cursor()
 	for k, v := c.Seek(msgKey(threadID, afterSeq+1)); k != nil; k, v = c.Next() {
@@ -114,9 +123,12 @@ func (tx *Tx) Messages(threadID string, afterSeq uint64) ([]*Message, error) {
 		}
 		m, err := decodeMessage(threadID, seq, v)
 		if err != nil {
-			return nil, err
+			return nil, damagedRecord(bucketMessages, threadID, err)
 		}
 		out = append(out, m)
+		if seq >= last {
+			break
+		}
 	}
 	return out, nil
 }
@@ -154,20 +166,30 @@ func (tx *Tx) LastMessage(threadID string, match func(*Message) bool) (*Message,
 
 // messagesBackward calls fn with a thread's messages, newest first, while
 // it returns true.
-func (tx *Tx) messagesBackward(threadID string, fn func(*Message) bool) error {
+func (tx *Tx) messagesBackward(threadID string, fn func(*Message) bool) (err error) {
+	defer tx.catch(threadID, &err)
+	seqs, err := tx.bucket(bucketSeqs)
+	if err != nil {
+		return err
+	}
 	b, err := tx.bucket(bucketMessages)
 	if err != nil {
 		return err
 	}
+	st := getSeqState(seqs, threadID)
+	if st.count == 0 {
+		return nil
+	}
 	p := msgKey(threadID, 0)[:len(threadID)+1]
-	// threadID 0x01 sorts after every key of this thread; the key before
-	// it is the thread's last message, if it has any.
-	end := append([]byte(threadID), 1)
+	// The thread's last key is usually its last seq's; when that was
+	// deleted, the key before the first one after it. Either way the
+	// read starts inside the thread, off a neighbour's pages.
+	lastKey := msgKey(threadID, st.last)
 	c := b.Cursor()
-	k, v := c.Seek(end)
+	k, v := c.Seek(lastKey)
 	if k == nil {
 		k, v = c.Last()
-	} else {
+	} else if string(k) != string(lastKey) {
 		k, v = c.Prev()
 	}
 	for ; k != nil; k, v = c.Prev() {
@@ -177,7 +199,7 @@ func (tx *Tx) messagesBackward(threadID string, fn func(*Message) bool) error {
 		}
 		m, err := decodeMessage(threadID, seq, v)
 		if err != nil {
-			return err
+			return damagedRecord(bucketMessages, threadID, err)
 		}
 		if !fn(m) {
 			return nil
@@ -233,7 +255,8 @@ func (tx *Tx) TruncateMessagesAfter(threadID string, seq uint64) error {
 // deleteMessages deletes a thread's messages with Seq >= fromSeq and returns
 // how many it deleted. Keys are collected first: deleting under a cursor
 // can skip keys.
-func (tx *Tx) deleteMessages(threadID string, fromSeq uint64) (int, error) {
+func (tx *Tx) deleteMessages(threadID string, fromSeq uint64) (n int, err error) {
+	defer tx.catch(threadID, &err)
 	b, err := tx.bucket(bucketMessages)
 	if err != nil {
 		return 0, err

@@ -38,7 +38,8 @@ type snapMessage struct {
 // as stored, and its messages after the record's SummarySeq (all of them
 // if it has no record). A thread that does not exist yet can be captured
 // too; restoring that snapshot deletes it.
-func (tx *Tx) SnapshotThread(id string) (*ThreadSnapshot, error) {
+func (tx *Tx) SnapshotThread(id string) (snap *ThreadSnapshot, err error) {
+	defer tx.catch(id, &err)
 	if err := checkThreadID(id); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,12 @@
 // Values read out of a transaction are always copies; they stay valid after
 // it ends. Never make a network or model call while a transaction is open.
 //
+// A damaged file degrades to its damaged part: a read or write that meets a
+// page bbolt cannot read (bbolt panics on those) or a record that does not
+// decode returns a *DamagedError (ErrDamaged) naming the thread or bucket,
+// and Health reports it. Check, Salvage and Backup are the operator's tools
+// (deerflow doctor, doctor --repair, backup).
+//
 // This package imports no other deerflow package.
 package store
 
@@ -22,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -56,15 +63,17 @@ type Options struct {
 
 // Store is an open deerflow database. It is safe for concurrent use.
 type Store struct {
-	db    *bbolt.DB
-	path  string
-	batch batcher
+	db     *bbolt.DB
+	path   string
+	batch  batcher
+	health health
 }
 
 // Tx is one bbolt transaction seen through deerflow's accessors. It is valid
 // only inside the function it was passed to.
 type Tx struct {
-	tx *bbolt.Tx
+	tx  *bbolt.Tx
+	cur string // the bucket last opened, named in a *DamagedError
 }
 
 // Open opens or creates the database at path, creating its directory (0700)
@@ -83,12 +92,18 @@ func open(path string, o Options, migs []migration) (*Store, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
+	if err := checkSpace(path); err != nil {
+		return nil, err
+	}
 	db, err := openBolt(path, o)
 	if err != nil {
 		return nil, err
 	}
 	if err := guard(path, func() error { return migrate(db, path, migs) }); err != nil {
 		db.Close()
+		if errors.Is(err, syscall.ENOSPC) {
+			return nil, fmt.Errorf("%w: %s: %w", ErrNoSpace, path, err)
+		}
 		return nil, err
 	}
 	return &Store{db: db, path: path}, nil
@@ -125,6 +140,8 @@ func openBolt(path string, o Options) (*bbolt.DB, error) {
 	case errors.Is(err, bbolt.ErrInvalid), errors.Is(err, bbolt.ErrChecksum),
 		errors.Is(err, bbolt.ErrVersionMismatch):
 		return nil, corrupt(path, err.Error())
+	case errors.Is(err, syscall.ENOSPC):
+		return nil, fmt.Errorf("%w: open %s: %w", ErrNoSpace, path, err)
 	default:
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -137,13 +154,15 @@ func (s *Store) Close() error { return s.db.Close() }
 func (s *Store) Path() string { return s.path }
 
 // Update runs fn in one write transaction, committed if fn returns nil.
+// A damaged page it meets is an error wrapping ErrDamaged, not a panic.
 func (s *Store) Update(fn func(*Tx) error) error {
-	return s.db.Update(func(tx *bbolt.Tx) error { return fn(&Tx{tx}) })
+	return s.txGuard(true, fn)
 }
 
-// View runs fn in a read-only transaction.
+// View runs fn in a read-only transaction. A damaged page it meets is an
+// error wrapping ErrDamaged, not a panic.
 func (s *Store) View(fn func(*Tx) error) error {
-	return s.db.View(func(tx *bbolt.Tx) error { return fn(&Tx{tx}) })
+	return s.txGuard(false, fn)
 }
 
 // openError carries an exact message while still matching a sentinel (and
@@ -193,6 +212,7 @@ func encode(v any) ([]byte, error) {
 // bucket returns a bucket every schema version has; a missing one means the
 // file was damaged behind our back.
 func (tx *Tx) bucket(name []byte) (*bbolt.Bucket, error) {
+	tx.cur = string(name)
 	b := tx.tx.Bucket(name)
 	if b == nil {
 		return nil, fmt.Errorf("store: bucket %q missing", name)

@@ -45,7 +45,8 @@ func (tx *Tx) PutThread(t *Thread) error {
 }
 
 // Thread returns a thread's record, or ErrNotFound.
-func (tx *Tx) Thread(id string) (*Thread, error) {
+func (tx *Tx) Thread(id string) (t *Thread, err error) {
+	defer tx.catch(id, &err)
 	b, err := tx.bucket(bucketThreads)
 	if err != nil {
 		return nil, err
@@ -110,7 +111,7 @@ func (tx *Tx) Threads(fn func(*Thread) bool) error {
 func decodeThread(id string, v []byte) (*Thread, error) {
 	t := new(Thread)
 	if err := json.Unmarshal(v, t); err != nil {
-		return nil, fmt.Errorf("store: thread %s: %w", id, err)
+		return nil, damagedRecord(bucketThreads, id, err)
 	}
 	return t, nil
 }

@@ -1,10 +1,12 @@
 // Command deerflow runs the agent behind chat platforms (serve), in the
-// terminal (chat), validates a configuration (check), or prints its version.
+// terminal (chat), validates a configuration (check), checks and repairs
+// the database (doctor), copies it (backup), or prints its version.
 // It is the one place where packages are constructed and wired together.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +15,7 @@ import (
 	"runtime/debug"
 
 	"github.com/deerflow/deerflow/config"
+	"github.com/deerflow/deerflow/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -35,6 +38,13 @@ Usage:
   deerflow serve [--config FILE]   run every enabled channel until SIGINT/SIGTERM
   deerflow chat  [--config FILE]   talk to the agent in this terminal
   deerflow check [--config FILE]   validate the configuration and show what would start
+  deerflow doctor [--config FILE] [--repair]
+                                   check the database for damage; --repair (with
+                                   deerflow stopped) keeps it as a dated backup and
+                                   writes a new one holding everything still readable
+  deerflow backup [--config FILE] FILE
+                                   write a consistent copy of the database to FILE,
+                                   also while deerflow serve runs
   deerflow version                 print the version
 
 Without --config, ./config.yaml is read if present, else built-in defaults
@@ -59,25 +69,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
 		return 0
-	case "serve", "chat", "check":
+	case "serve", "chat", "check", "doctor", "backup":
 	default:
 		fmt.Fprintf(stderr, "deerflow: unknown command %q\n\n%s", cmd, usage)
 		return 2
 	}
-
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "", "configuration file (default ./config.yaml if present)")
-	if err := fs.Parse(rest); err != nil {
+	a, ok := parseArgs(cmd, rest, stderr)
+	if !ok {
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "deerflow %s: unexpected argument %q\n", cmd, fs.Arg(0))
-		return 2
-	}
-	cfg, used, err := config.Resolve(*cfgPath)
-	if err == nil {
-		err = cfg.Validate()
+	cfg, used, err := config.Resolve(a.config)
+	if err == nil && cmd != "doctor" && cmd != "backup" {
+		err = cfg.Validate() // the store's tools need only the data dir
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "deerflow: invalid configuration:\n%v\n", err)
@@ -85,6 +88,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 
 	switch cmd {
+	case "doctor":
+		return doctor(cfg.DBPath(), a.repair, stdout, stderr)
+	case "backup":
+		return backup(cfg.DBPath(), a.file, stdout, stderr)
 	case "check":
 		return check(cfg, used, stdout)
 	case "chat":
@@ -94,7 +101,48 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "deerflow: %v\n", err)
+		if errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrDamaged) {
+			fmt.Fprintln(stderr, "Run `deerflow doctor` to see what is damaged, and `deerflow doctor --repair` (deerflow stopped) to salvage what can be read.")
+		}
 		return 1
 	}
 	return 0
+}
+
+// args is a command line's flags and argument.
+type args struct {
+	config string
+	repair bool   // doctor --repair
+	file   string // backup FILE
+}
+
+// parseArgs parses a command's flags; backup takes one argument, the
+// others none. A mistake is reported on stderr.
+func parseArgs(cmd string, rest []string, stderr io.Writer) (args, bool) {
+	var a args
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&a.config, "config", "", "configuration file (default ./config.yaml if present)")
+	if cmd == "doctor" {
+		fs.BoolVar(&a.repair, "repair", false, "keep the database as a dated backup and write a new one holding everything still readable")
+	}
+	if err := fs.Parse(rest); err != nil {
+		return a, false
+	}
+	want := 0
+	if cmd == "backup" {
+		want = 1
+	}
+	if fs.NArg() < want {
+		fmt.Fprintf(stderr, "deerflow %s: which file? usage: deerflow backup [--config FILE] FILE\n", cmd)
+		return a, false
+	}
+	if fs.NArg() > want {
+		fmt.Fprintf(stderr, "deerflow %s: unexpected argument %q\n", cmd, fs.Arg(want))
+		return a, false
+	}
+	if want == 1 {
+		a.file = fs.Arg(0)
+	}
+	return a, true
 }

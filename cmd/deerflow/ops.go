@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"time"
 
 	"github.com/deerflow/deerflow/channels"
@@ -64,13 +65,26 @@ func stopOps(s *ops.Server) {
 	s.Shutdown(ctx)
 }
 
-// storeHealth is the /healthz store check: one small read transaction.
+// storeHealth is the /healthz store check: damage met since start, a full
+// disk, failing writes, then one small read transaction. Each is named for
+// the operator in the report's store detail.
 func (a *app) storeHealth(context.Context) error {
-	return a.store.View(func(tx *store.Tx) error {
-		_, err := tx.State("healthz")
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
+	err := a.store.Health()
+	if err == nil {
+		return nil
+	}
+	detail := "the database could not be read"
+	switch {
+	case errors.Is(err, store.ErrDamaged):
+		detail = "damaged:"
+		for _, d := range a.store.Damaged() {
+			detail += " " + d.What()
 		}
-		return err
-	})
+		detail += " (their conversations are quarantined); run deerflow doctor"
+	case errors.Is(err, store.ErrNoSpace):
+		detail = "the disk holding " + filepath.Dir(a.store.Path()) + " is full: new messages cannot be stored"
+	case errors.Is(err, store.ErrWriteFailed):
+		detail = "writes to the database fail: new messages cannot be stored"
+	}
+	return &ops.StoreError{Detail: detail, Err: err}
 }
