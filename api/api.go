@@ -26,6 +26,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +47,13 @@ type Options struct {
 	// Files finds a file in a thread's outputs by name (checked like a
 	// presented file); nil: the files route finds nothing.
 	Files func(threadID, name string) (tools.File, error)
+	// RemoveFiles deletes a thread's files on disk (workspace, uploads,
+	// outputs) when the thread is deleted; nil: none are removed.
+	RemoveFiles func(threadID string) error
+	// BodyTimeout bounds reading a request's body (0 → 30 s): a client
+	// that sends its headers and then trickles or stalls the body is
+	// answered 408 and cannot hold the request open.
+	BodyTimeout time.Duration
 	// Heartbeat is how often an idle stream gets a comment (0 → 15 s).
 	Heartbeat time.Duration
 	// Buffer is how many events of a run are kept for clients that
@@ -101,6 +109,9 @@ func New(o Options) (*Server, error) {
 	if o.MaxInput <= 0 {
 		o.MaxInput = 100_000
 	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = 30 * time.Second
+	}
 	if o.Keep <= 0 {
 		o.Keep = time.Hour
 	}
@@ -143,6 +154,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="deerflow"`)
 		fail(w, http.StatusUnauthorized, "unauthorized", "Send the API token as \"Authorization: Bearer <http.api_token>\".")
 		return
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = newDeadlineBody(w, r.Body, time.Now().Add(s.o.BodyTimeout))
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBody)
 	s.mux.ServeHTTP(w, r)
@@ -225,9 +239,15 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	var tooBig *http.MaxBytesError
 	switch {
 	case err == nil || errors.Is(err, io.EOF):
+		// The body is in: lift its deadline (see deadlineBody) even if
+		// the decoder stopped short of its end.
+		http.NewResponseController(w).SetReadDeadline(time.Time{})
 		return true
 	case errors.As(err, &tooBig):
 		fail(w, http.StatusRequestEntityTooLarge, "too_large", "The request body is larger than the limit of "+sizeText(tooBig.Limit)+".")
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.Header().Set("Connection", "close")
+		fail(w, http.StatusRequestTimeout, "body_timeout", "The request body did not arrive in time.")
 	default:
 		fail(w, http.StatusBadRequest, "bad_json", "The request body is not valid JSON: "+err.Error()+".")
 	}

@@ -33,7 +33,7 @@ import (
 // fail rather than hang. It is never a timing assertion.
 const waitLimit = 60 * time.Second
 
-const token = "test-api-token-7f3a"
+const token = "test-api-token-7f3a-0123456789abcdef"
 
 // harness is the API over the real agent, store and llm client, talking
 // to a fake model; the server is an httptest server.
@@ -50,6 +50,7 @@ type harness struct {
 // config changes the harness before it starts.
 type config struct {
 	api   func(*api.Options)
+	agent func(*agent.Options)
 	tools []tools.Tool
 }
 
@@ -66,7 +67,11 @@ func newHarness(t testing.TB, cfg config) *harness {
 		{Name: "big", ID: "fake-big", Model: llm.New(llm.Options{BaseURL: h.fake.URL, APIKey: "k", Model: "fake-big", MaxRetries: -1})},
 	}
 	var err error
-	h.agent, err = agent.New(agent.Options{Store: h.st, Models: models, Tools: tools.NewRegistry(cfg.tools...), Logger: log})
+	ao := agent.Options{Store: h.st, Models: models, Tools: tools.NewRegistry(cfg.tools...), Logger: log}
+	if cfg.agent != nil {
+		cfg.agent(&ao)
+	}
+	h.agent, err = agent.New(ao)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/store"
-	"github.com/deerflow/deerflow/tools"
 )
 
 // Run statuses.
@@ -135,75 +133,6 @@ func (r *run) json() runJSON {
 		Created: r.created, Started: r.started, Ended: r.ended, RolledBack: r.rollback && r.done}
 }
 
-// createRunReq is the body of POST /runs. Input is the person's message:
-// a string, or {"messages":[{"role":"user","content":"…"}]} (the last user
-// message counts), or {"content"|"message"|"text":"…"}; a top-level
-// "message" string is taken when there is no input.
-type createRunReq struct {
-	Input             json.RawMessage `json:"input"`
-	Message           string          `json:"message"` // accepted instead of input
-	MultitaskStrategy string          `json:"multitask_strategy"`
-	OnDisconnect      string          `json:"on_disconnect"` // "continue" (default) or "cancel"
-	Model             string          `json:"model"`
-	// UserID names the person the run is for (their long-term memory);
-	// empty: "api", one person for every client.
-	UserID string `json:"user_id"`
-}
-
-// inputText reads the run's message from raw.
-func inputText(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", errors.New("input is required: the message to run, as a string or {\"messages\":[{\"role\":\"user\",\"content\":\"…\"}]}")
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var obj struct {
-		Content  *string `json:"content"`
-		Message  *string `json:"message"`
-		Text     *string `json:"text"`
-		Messages []struct {
-			Role    string          `json:"role"`
-			Type    string          `json:"type"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return "", errors.New("input must be a string or an object with messages")
-	}
-	for _, v := range []*string{obj.Content, obj.Message, obj.Text} {
-		if v != nil {
-			return *v, nil
-		}
-	}
-	for i := len(obj.Messages) - 1; i >= 0; i-- {
-		m := obj.Messages[i]
-		if m.Role != "user" && m.Role != "human" && m.Type != "human" {
-			continue
-		}
-		if json.Unmarshal(m.Content, &s) == nil {
-			return s, nil
-		}
-		// Content parts: [{"type":"text","text":"…"}].
-		var parts []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
-		if json.Unmarshal(m.Content, &parts) == nil {
-			var sb strings.Builder
-			for _, p := range parts {
-				if p.Type == "text" {
-					sb.WriteString(p.Text)
-				}
-			}
-			return sb.String(), nil
-		}
-		return "", errors.New("a message's content must be a string or a list of text parts")
-	}
-	return "", errors.New("input has no user message")
-}
-
 func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	t, ok := s.thread(w, r.PathValue("id"))
 	if !ok {
@@ -213,19 +142,8 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	if len(req.Input) == 0 && req.Message != "" {
-		req.Input, _ = json.Marshal(req.Message) // {"message":"…"} without input
-	}
-	text, err := inputText(req.Input)
-	if err == nil && strings.TrimSpace(text) == "" {
-		err = errors.New("the input message is empty")
-	}
-	if err != nil {
-		fail(w, http.StatusBadRequest, "bad_input", err.Error()+".")
-		return
-	}
-	if n := len([]rune(text)); n > s.o.MaxInput {
-		fail(w, http.StatusRequestEntityTooLarge, "input_too_large", fmt.Sprintf("The input message has %d characters; the limit is %d.", n, s.o.MaxInput))
+	text, ok := s.input(w, &req)
+	if !ok {
 		return
 	}
 	strategy := strings.ToLower(strings.TrimSpace(req.MultitaskStrategy))
@@ -248,13 +166,10 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	user := "api"
-	if u := strings.TrimSpace(req.UserID); u != "" {
-		if len(u) > 128 || strings.ContainsFunc(u, func(c rune) bool { return c < ' ' || c == 0x7f }) {
-			fail(w, http.StatusBadRequest, "bad_user_id", "user_id must be at most 128 printable characters.")
-			return
-		}
-		user = "api:" + u
+	user, ok := runUser(t.ID, req.UserID)
+	if !ok {
+		fail(w, http.StatusBadRequest, "bad_user_id", "user_id must be at most 128 printable characters.")
+		return
 	}
 	nr := &run{
 		s: s, id: agent.NewID("run_"), threadID: t.ID, input: text, model: req.Model, user: user,
@@ -348,83 +263,6 @@ func (s *Server) enqueueLocked(l *lane, r *run) {
 	}
 }
 
-// queued is a waiting run as the store keeps it.
-type queued struct {
-	ID                 string    `json:"id"`
-	ThreadID           string    `json:"thread_id"`
-	Input              string    `json:"input"`
-	Model              string    `json:"model,omitempty"`
-	User               string    `json:"user"`
-	CancelOnDisconnect bool      `json:"cancel_on_disconnect,omitempty"`
-	Created            time.Time `json:"created"`
-}
-
-// persist stores r in the run queue.
-func (s *Server) persist(r *run) error {
-	data, err := json.Marshal(queued{ID: r.id, ThreadID: r.threadID, Input: r.input, Model: r.model,
-		User: r.user, CancelOnDisconnect: r.cancelOnDisconnect, Created: r.created})
-	if err != nil {
-		return err
-	}
-	return s.o.Store.Batch(func(tx *store.Tx) error {
-		seq, err := tx.PutQueuedRun(data)
-		r.seq = seq
-		return err
-	})
-}
-
-// unpersist takes r out of the run queue (cancelled before it started).
-func (s *Server) unpersist(r *run) {
-	if r.seq == 0 {
-		return
-	}
-	if err := s.o.Store.Batch(func(tx *store.Tx) error { return tx.DeleteQueuedRun(r.seq) }); err != nil {
-		s.log.Error("api: removing a cancelled run from the queue", "run", r.id, "err", err)
-	}
-}
-
-// Resume queues the runs a previous process accepted but never started,
-// in the order they came, with their ids: their clients find them again.
-// Call it once, when the API starts serving.
-func (s *Server) Resume() error {
-	var runs []*run
-	err := s.o.Store.View(func(tx *store.Tx) error {
-		return tx.QueuedRuns(func(seq uint64, data []byte) error {
-			var q queued
-			if err := json.Unmarshal(data, &q); err != nil || q.ID == "" || q.ThreadID == "" {
-				s.log.Error("api: a stored run is unreadable; dropping it", "seq", seq, "err", err)
-				runs = append(runs, &run{seq: seq}) // removed below
-				return nil
-			}
-			runs = append(runs, &run{
-				s: s, seq: seq, id: q.ID, threadID: q.ThreadID, input: q.Input, model: q.Model, user: q.User,
-				cancelOnDisconnect: q.CancelOnDisconnect, status: statusPending, created: q.Created, wake: make(chan struct{}),
-			})
-			return nil
-		})
-	})
-	if err != nil {
-		return err
-	}
-	n := 0
-	for _, r := range runs {
-		if r.id == "" || !s.apiThread(r.threadID) {
-			s.unpersist(r) // unreadable, or its thread was deleted
-			continue
-		}
-		s.mu.Lock()
-		if !s.closed {
-			s.enqueueLocked(s.laneLocked(r.threadID), r)
-			n++
-		}
-		s.mu.Unlock()
-	}
-	if n > 0 {
-		s.log.Info("api: resuming the runs accepted before the restart", "runs", n)
-	}
-	return nil
-}
-
 // work runs the thread's runs, in order, until none waits. A run's end
 // event is added once the lane has moved on from it, so that a client
 // that saw it finds the thread free (or on to its next run).
@@ -463,181 +301,6 @@ func (s *Server) expire(r *run) {
 		}
 		s.mu.Unlock()
 	})
-}
-
-// execute runs r through the agent and turns its events into the run's
-// stream. A run cancelled for a rollback is undone before the next run
-// starts. It returns the status to finish r with ("" when r had already
-// finished: cancelled while it waited).
-func (s *Server) execute(r *run) (status, errText string) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	var snap *store.ThreadSnapshot
-	err := s.o.Store.View(func(tx *store.Tx) error {
-		var err error
-		snap, err = tx.SnapshotThread(r.threadID)
-		return err
-	})
-	r.mu.Lock()
-	if r.done { // cancelled while it waited
-		r.mu.Unlock()
-		return "", ""
-	}
-	r.cancel, r.snap = cancel, snap
-	r.status, r.started = statusRunning, s.o.Now()
-	if r.stop != nil {
-		cancel(r.stop)
-	}
-	r.mu.Unlock()
-	if err != nil {
-		s.unpersist(r)
-		s.log.Error("api: reading the thread before a run", "thread", r.threadID, "err", err)
-		r.add("error", apiError{Code: "store_error", Message: "The thread could not be read; try again."})
-		return statusError, err.Error()
-	}
-	r.add("metadata", map[string]any{"run_id": r.id, "thread_id": r.threadID})
-
-	status, errText = statusError, "the run ended without an answer"
-	for ev := range s.o.Agent.Run(ctx, agent.Input{
-		RunID: r.id, ThreadID: r.threadID, ChatKey: chatKey(r.threadID), UserID: r.user,
-		Text: r.input, Model: r.model, OnBegin: r.onBegin(),
-	}) {
-		switch ev.Kind {
-		case agent.EventStarted:
-			r.add("run_started", map[string]any{"run_id": r.id, "model": ev.Model})
-		case agent.EventTextDelta:
-			r.add("message_delta", map[string]string{"content": ev.Text})
-		case agent.EventReasoningDelta:
-			r.add("reasoning_delta", map[string]string{"content": ev.Text})
-		case agent.EventTextReset:
-			r.add("message_reset", map[string]string{"reason": "the model call is being retried; discard the text since the last tool call"})
-		case agent.EventToolStart:
-			r.add("tool_start", toolJSON(ev.Tool, false))
-		case agent.EventToolEnd:
-			r.add("tool_end", toolJSON(ev.Tool, true))
-		case agent.EventTool:
-			s.custom(r, ev.Custom)
-		case agent.EventAnswer:
-			r.add("message", map[string]any{"role": "assistant", "content": ev.Text,
-				"usage": map[string]int{"prompt_tokens": ev.Usage.PromptTokens, "completion_tokens": ev.Usage.CompletionTokens}})
-			status, errText = statusSuccess, ""
-		case agent.EventError:
-			code := "run_failed"
-			if errors.Is(ev.Err, agent.ErrThreadBusy) {
-				code = "thread_busy"
-			}
-			r.add("error", apiError{Code: code, Message: ev.Text})
-			status, errText = statusError, ev.Text
-		case agent.EventStopped:
-			status, errText = statusInterrupted, stopText(ev.Err, context.Cause(ctx))
-		}
-	}
-	if !r.began.Load() {
-		s.unpersist(r) // it never started (the agent refused it): not again after a restart
-	}
-	r.mu.Lock()
-	rollback := r.rollback
-	r.mu.Unlock()
-	if rollback {
-		if err := s.restore(r); err != nil {
-			s.log.Error("api: rolling back a run", "thread", r.threadID, "run", r.id, "err", err)
-			r.mu.Lock()
-			r.rollback = false // it was not rolled back
-			r.mu.Unlock()
-			r.add("error", apiError{Code: "rollback_failed", Message: "The run was stopped but the thread could not be restored: " + err.Error()})
-		} else {
-			r.add("rolled_back", map[string]string{"run_id": r.id})
-			status, errText = statusInterrupted, "rolled back by a later run (multitask_strategy rollback)"
-		}
-	}
-	return status, errText
-}
-
-// onBegin takes r out of the run queue in the transaction that starts it:
-// after a crash it either runs again or is known to have started.
-func (r *run) onBegin() func(*store.Tx) error {
-	if r.seq == 0 {
-		return nil
-	}
-	return func(tx *store.Tx) error {
-		r.began.Store(true)
-		return tx.DeleteQueuedRun(r.seq)
-	}
-}
-
-// restore puts r's thread back as it was before r.
-func (s *Server) restore(r *run) error {
-	if r.snap == nil {
-		return errors.New("no snapshot was taken")
-	}
-	err := s.o.Store.Update(func(tx *store.Tx) error { return tx.RestoreThread(r.snap) })
-	s.o.Agent.ForgetHistory(r.threadID)
-	return err
-}
-
-func stopText(evErr, cause error) string {
-	switch {
-	case errors.Is(cause, errCancelled):
-		return "cancelled"
-	case errors.Is(evErr, agent.ErrStopped), errors.Is(cause, agent.ErrStopped):
-		return "interrupted by a later run"
-	}
-	return "interrupted: deerflow is shutting down"
-}
-
-func toolJSON(t *agent.ToolActivity, end bool) map[string]any {
-	if t == nil {
-		return map[string]any{}
-	}
-	m := map[string]any{"call_id": t.CallID, "name": t.Name, "summary": t.Summary}
-	if end {
-		m["result"], m["is_error"], m["duration_ms"] = t.Result, t.IsError, t.Duration.Milliseconds()
-	}
-	return m
-}
-
-// custom passes on what a tool reported: files and subagent tasks.
-func (s *Server) custom(r *run, ev *tools.Event) {
-	if ev == nil {
-		return
-	}
-	switch ev.Kind {
-	case tools.EventFiles:
-		files, _ := ev.Data.([]tools.File)
-		var out []map[string]any
-		for _, f := range files {
-			m := map[string]any{"name": f.Name, "path": f.Path, "size": f.Size}
-			// The files route finds a file by its name in the outputs:
-			// a url only for a file it serves (not one presented from a
-			// folder inside them, which it would take for another).
-			if plainName(f.Name) && s.o.Files != nil {
-				if got, err := s.o.Files(r.threadID, f.Name); err == nil && got.Path == f.Path {
-					m["url"] = "/api/threads/" + url.PathEscape(r.threadID) + "/files/" + url.PathEscape(f.Name)
-				}
-			}
-			out = append(out, m)
-		}
-		if len(out) > 0 {
-			r.add("files", map[string]any{"files": out})
-		}
-	case tools.EventTaskStarted, tools.EventTaskProgress, tools.EventTaskDone:
-		te, ok := ev.Data.(tools.TaskEvent)
-		if !ok {
-			return
-		}
-		m := map[string]any{"task_id": te.ID, "description": te.Description, "subagent_type": te.Type, "status": te.Status}
-		switch ev.Kind {
-		case tools.EventTaskStarted:
-			if te.Status == tools.TaskPending {
-				m["ahead"] = te.Ahead
-			}
-		case tools.EventTaskProgress:
-			m["line"] = te.Line
-		case tools.EventTaskDone:
-			m["result"], m["duration_ms"] = te.Result, te.Duration.Milliseconds()
-		}
-		r.add(ev.Kind, m)
-	}
 }
 
 // lookup returns the kept run id of thread threadID.

@@ -497,7 +497,7 @@ func TestAPIRefuseAndClose(t *testing.T) {
 func TestAPIRunUserID(t *testing.T) {
 	h := newHarness(t, config{})
 	id := h.createThread()
-	for input, want := range map[string]string{"anonymous": "api", "named": "api:alice@example.com"} {
+	for input, want := range map[string]string{"anonymous": "api-thread:" + id, "named": "api:alice@example.com"} {
 		body := map[string]any{"input": input}
 		if input == "named" {
 			body["user_id"] = "  alice@example.com "

@@ -140,30 +140,46 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	// The lane is held while deleting, so no run starts meanwhile.
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if l := s.lanes[t.ID]; l != nil && (l.active != nil || len(l.queue) > 0) {
-		fail(w, http.StatusConflict, "thread_busy", "The thread has a run active or waiting; cancel it first.")
+	if status, code, msg := s.forget(t.ID); status != 0 {
+		fail(w, status, code, msg)
 		return
 	}
-	if _, active := s.o.Agent.Active(t.ID); active {
-		fail(w, http.StatusConflict, "thread_busy", "The thread has a run active; cancel it first.")
-		return
-	}
-	if err := s.o.Store.Update(func(tx *store.Tx) error { return tx.DeleteThread(t.ID) }); err != nil {
-		s.log.Error("api: deleting a thread", "thread", t.ID, "err", err)
-		fail(w, http.StatusInternalServerError, "store_error", "The thread could not be deleted; try again.")
-		return
-	}
-	s.o.Agent.ForgetHistory(t.ID)
-	delete(s.lanes, t.ID)
-	for id, run := range s.runs {
-		if run.threadID == t.ID {
-			delete(s.runs, id)
+	// After the thread is gone from the store no run can start in it, so
+	// its files are removed without holding the lanes.
+	if s.o.RemoveFiles != nil {
+		if err := s.o.RemoveFiles(t.ID); err != nil {
+			s.log.Error("api: removing a deleted thread's files", "thread", t.ID, "err", err)
+			fail(w, http.StatusInternalServerError, "files_not_removed", "The thread was deleted, but some of its files could not be removed from disk.")
+			return
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// forget deletes thread id from the store and the server, unless a run is
+// active or waiting in it; a non-zero status says why not. The lanes are
+// held meanwhile, so no run starts.
+func (s *Server) forget(id string) (status int, code, msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.lanes[id]; l != nil && (l.active != nil || len(l.queue) > 0) {
+		return http.StatusConflict, "thread_busy", "The thread has a run active or waiting; cancel it first."
+	}
+	if _, active := s.o.Agent.Active(id); active {
+		return http.StatusConflict, "thread_busy", "The thread has a run active; cancel it first."
+	}
+	if err := s.o.Store.Update(func(tx *store.Tx) error { return tx.DeleteThread(id) }); err != nil {
+		s.log.Error("api: deleting a thread", "thread", id, "err", err)
+		return http.StatusInternalServerError, "store_error", "The thread could not be deleted; try again."
+	}
+	s.o.Agent.ForgetHistory(id)
+	delete(s.lanes, id)
+	for rid, run := range s.runs {
+		if run.threadID == id {
+			delete(s.runs, rid)
+		}
+	}
+	return 0, "", ""
 }
 
 // plainName reports whether name is a file's plain name, without a path.
@@ -203,7 +219,7 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 		ctype = "application/octet-stream"
 	}
 	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.Name})) // f.Name is cleaned of bidi characters
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if st, ok := rc.(interface{ Stat() (os.FileInfo, error) }); ok {
 		if fi, err := st.Stat(); err == nil {

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -189,7 +190,8 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string) bool {
 		panic("config: unsupported field kind " + v.Kind().String())
 	}
 	if !ok {
-		d.fail(n.Line, path, "expected %s, got %q", want(v.Kind()), clip(s))
+		// Never the value itself: a secret pasted one line off lands here.
+		d.fail(n.Line, path, "expected %s, got %s", want(v.Kind()), valueLength(s))
 		return false
 	}
 	d.src.given[path] = true
@@ -313,14 +315,13 @@ func describe(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	}
-	return strconv.Quote(clip(n.Value))
+	return valueLength(n.Value)
 }
 
-func clip(s string) string {
-	if r := []rune(s); len(r) > 40 {
-		return string(r[:40]) + "…"
-	}
-	return s
+// valueLength describes a value that is wrong by its length only: config
+// errors never echo a value, which may be a secret in the wrong place.
+func valueLength(s string) string {
+	return fmt.Sprintf("a value of %d characters", utf8.RuneCountInString(s))
 }
 
 func joinKey(path, name string) string {

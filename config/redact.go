@@ -2,14 +2,15 @@ package config
 
 import (
 	"maps"
-	"net/url"
 	"slices"
+
+	"github.com/deerflow/deerflow/internal/redact"
 )
 
 // Redacted returns a copy safe to print (deerflow check): tokens, keys and
 // secrets that are set become "***" (unset ones stay "", so a missing secret
 // still shows), MCP env and header values become "***", and passwords in
-// URLs are masked. The receiver is not modified.
+// URLs are masked along with secret query parameters. The receiver is not modified.
 func (c *Config) Redacted() *Config {
 	r := *c
 	r.Models = slices.Clone(c.Models)
@@ -52,14 +53,6 @@ func maskValues(m map[string]string) map[string]string {
 	return out
 }
 
-// maskURL hides a password in a URL's user info (https://user:pass@host).
-func maskURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	if _, ok := u.User.Password(); !ok {
-		u.User = url.User("***")
-	}
-	return u.Redacted()
-}
+// maskURL hides the credentials in a URL: the password in its user info
+// and secret query parameters (https://user:***@host/v1?key=***).
+func maskURL(s string) string { return redact.URLs(s) }

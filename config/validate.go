@@ -25,6 +25,10 @@ func (c *Config) Validate() error {
 	return errors.Join(v.errs...)
 }
 
+// MinAPIToken is the shortest http.api_token accepted: a bearer token
+// that guards running an agent must not be guessable.
+const MinAPIToken = 32
+
 type validator struct {
 	c    *Config
 	errs []error
@@ -99,6 +103,10 @@ func (v *validator) basics() {
 		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
 			v.fail("http.listen", "must be host:port, e.g. 127.0.0.1:9090")
 		}
+	}
+	if n := len(c.HTTP.APIToken); n > 0 && n < MinAPIToken {
+		// The length only: the token itself is never echoed.
+		v.fail("http.api_token", "must be at least %d characters long (it has %d); generate one with: openssl rand -hex 32", MinAPIToken, n)
 	}
 	v.required("agent.name", c.Agent.Name)
 	v.between("agent.max_turns", c.Agent.MaxTurns, 1, 1000)

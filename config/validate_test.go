@@ -25,6 +25,9 @@ mcp:
   servers: [{name: a, command: a}, {name: b, url: "http://h/mcp"}]
 tools: {web_search: {provider: brave, api_key: k}}
 `, nil},
+		{"short api_token", "http:\n  listen: \":9090\"\n  api_token: tooshort-SECRET", []string{
+			`config.yaml:3: http.api_token: must be at least 32 characters long (it has 15); generate one with: openssl rand -hex 32`}},
+		{"long api_token", "http:\n  listen: \":9090\"\n  api_token: 0123456789abcdef0123456789abcdef", nil},
 		{"bad base_url", "models:\n  - model: m\n    base_url: ftp://x", []string{`config.yaml:3: models[0].base_url: must be an http(s) URL`}},
 		{"duplicate model", "models:\n  - model: a\n  - model: b\n    name: a\n", []string{`config.yaml:4: models[1].name: duplicate model name "a"`}},
 		{"model id required", "models:\n  - name: x\n", []string{`config.yaml:2: models[0].model: required`}},
@@ -170,7 +173,7 @@ const secretYAML = `
 models:
   - model: m
     api_key: sk-SECRET0
-    base_url: "https://user:SECRET1@llm.example/v1"
+    base_url: "https://user:SECRET1@llm.example/v1?key=SECRET11&api-version=2"
 channels:
   telegram: {bot_token: "SECRET2", api_url: "SECRET3-not-a-url"}
   slack: {enabled: true, bot_token: xapp-SECRET4, app_token: SECRET5}
@@ -219,7 +222,7 @@ func TestRedacted(t *testing.T) {
 	if got := Default().Redacted().Channels.Telegram.BotToken; got != "" {
 		t.Errorf("an unset secret should stay empty, got %q", got)
 	}
-	if r.Models[0].BaseURL != "https://user:xxxxx@llm.example/v1" {
+	if r.Models[0].BaseURL != "https://user:***@llm.example/v1?key=***&api-version=2" {
 		t.Errorf("base_url = %q", r.Models[0].BaseURL)
 	}
 	// The original is untouched.

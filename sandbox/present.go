@@ -21,7 +21,7 @@ const EventFiles = tools.EventFiles
 type PresentedFile struct {
 	VirtualPath string // e.g. /mnt/user-data/outputs/report.pdf; what the model knows
 	HostPath    string // for the channel that uploads it; never shown to the model
-	Name        string // base name
+	Name        string // base name as shown in the chat: without control or bidi characters
 	Size        int64
 
 	userData string // host user-data directory of the thread
@@ -74,6 +74,9 @@ func (m *Manager) presentFilesTool() tools.Tool {
 			fmt.Fprintf(&b, "Presented %d file(s) to the user:", len(files))
 			for _, f := range files {
 				fmt.Fprintf(&b, "\n- %s", f.VirtualPath)
+				if f.Name != path.Base(f.VirtualPath) {
+					fmt.Fprintf(&b, " (shown to the user as %q: control and text-direction characters removed)", f.Name)
+				}
 			}
 			return b.String(), nil
 		})
@@ -130,7 +133,7 @@ func (t *thread) present(paths []string) ([]PresentedFile, error) {
 		default:
 			files = append(files, PresentedFile{
 				VirtualPath: l.path, HostPath: filepath.Join(outputs, filepath.FromSlash(rel)),
-				Name: path.Base(l.path), Size: st.Size(), userData: t.userData, rel: rel,
+				Name: displayName(l.path), Size: st.Size(), userData: t.userData, rel: rel,
 			})
 		}
 	}
@@ -155,4 +158,12 @@ func (m *Manager) Reopen(id, p string) (tools.File, error) {
 	f := files[0]
 	return tools.File{Name: f.Name, Path: f.VirtualPath, Size: f.Size,
 		Open: func() (io.ReadCloser, error) { return f.Open() }}, nil
+}
+
+// displayName is the name a presented file reaches the chat with: its base
+// name cleaned like an upload's, so that control and bidirectional
+// characters (a right-to-left override turning "gnp.exe" into what reads
+// as "exe.png") cannot disguise it as another file.
+func displayName(virtual string) string {
+	return sanitizeName(path.Base(virtual))
 }

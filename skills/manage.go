@@ -53,72 +53,20 @@ func (m *Manager) manage(ctx context.Context, in manageArgs) (string, error) {
 	}
 	defer root.Close()
 	_, statErr := root.Lstat(name)
-	exists := statErr == nil
+	e := edit{m: m, root: root, name: name, exists: statErr == nil, in: in}
 
 	var msg string
 	switch in.Action {
 	case "create":
-		if exists {
-			return "", fmt.Errorf("a custom skill %q already exists; change it with patch or write_file", name)
-		}
-		msg, err = m.write(ctx, root, name, "SKILL.md", in.Content)
-		if err == nil {
-			msg = fmt.Sprintf("Created skill %s at %s/%s/SKILL.md.%s", name, CustomRoot, name, msg)
-		}
+		msg, err = e.create(ctx)
 	case "patch":
-		file, perr := skillFile(in.Path, "SKILL.md")
-		if perr != nil {
-			return "", perr
-		}
-		if !exists {
-			return "", m.missing(name)
-		}
-		old, rerr := root.ReadFile(path.Join(name, file))
-		if rerr != nil {
-			return "", fmt.Errorf("skill %s has no file %s", name, file)
-		}
-		if in.Old == "" {
-			return "", &tools.ArgError{Tool: ManageTool, Msg: "patch needs old, the exact text to replace"}
-		}
-		if n := strings.Count(string(old), in.Old); n != 1 {
-			return "", fmt.Errorf("old occurs %d times in %s; it must occur exactly once (include more of the surrounding text)", n, file)
-		}
-		msg, err = m.write(ctx, root, name, file, strings.Replace(string(old), in.Old, in.New, 1))
-		if err == nil {
-			msg = fmt.Sprintf("Patched %s/%s/%s.%s", CustomRoot, name, file, msg)
-		}
+		msg, err = e.patch(ctx)
 	case "write_file":
-		file, perr := skillFile(in.Path, "")
-		if perr != nil {
-			return "", perr
-		}
-		if !exists {
-			return "", m.missing(name)
-		}
-		msg, err = m.write(ctx, root, name, file, in.Content)
-		if err == nil {
-			msg = fmt.Sprintf("Wrote %s/%s/%s.%s", CustomRoot, name, file, msg)
-		}
+		msg, err = e.writeFile(ctx)
 	case "delete_file":
-		file, perr := skillFile(in.Path, "")
-		if perr != nil {
-			return "", perr
-		}
-		if file == "SKILL.md" {
-			return "", errors.New("SKILL.md is the skill itself; use delete to remove the whole skill")
-		}
-		if err := root.Remove(path.Join(name, file)); err != nil {
-			return "", fmt.Errorf("skill %s has no file %s", name, file)
-		}
-		msg = fmt.Sprintf("Deleted %s/%s/%s.", CustomRoot, name, file)
+		msg, err = e.deleteFile()
 	case "delete":
-		if !exists {
-			return "", m.missing(name)
-		}
-		if err := root.RemoveAll(name); err != nil {
-			return "", fmt.Errorf("skill %s could not be deleted", name)
-		}
-		msg = fmt.Sprintf("Deleted skill %s.", name)
+		msg, err = e.delete()
 	default:
 		return "", &tools.ArgError{Tool: ManageTool, Msg: "action must be create, patch, write_file, delete_file or delete"}
 	}
@@ -128,6 +76,90 @@ func (m *Manager) manage(ctx context.Context, in manageArgs) (string, error) {
 	m.Reload()
 	m.log.Info("skill changed by the agent", "skill", name, "action", in.Action, "path", in.Path)
 	return msg, nil
+}
+
+// edit is one skill_manage call on skill name, under Manager.writeMu.
+type edit struct {
+	m      *Manager
+	root   *os.Root // the custom skills directory
+	name   string
+	exists bool
+	in     manageArgs
+}
+
+func (e *edit) create(ctx context.Context) (string, error) {
+	if e.exists {
+		return "", fmt.Errorf("a custom skill %q already exists; change it with patch or write_file", e.name)
+	}
+	msg, err := e.m.write(ctx, e.root, e.name, "SKILL.md", e.in.Content)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Created skill %s at %s/%s/SKILL.md.%s", e.name, CustomRoot, e.name, msg), nil
+}
+
+func (e *edit) patch(ctx context.Context) (string, error) {
+	file, err := skillFile(e.in.Path, "SKILL.md")
+	if err != nil {
+		return "", err
+	}
+	if !e.exists {
+		return "", e.m.missing(e.name)
+	}
+	old, err := e.root.ReadFile(path.Join(e.name, file))
+	if err != nil {
+		return "", fmt.Errorf("skill %s has no file %s", e.name, file)
+	}
+	if e.in.Old == "" {
+		return "", &tools.ArgError{Tool: ManageTool, Msg: "patch needs old, the exact text to replace"}
+	}
+	if n := strings.Count(string(old), e.in.Old); n != 1 {
+		return "", fmt.Errorf("old occurs %d times in %s; it must occur exactly once (include more of the surrounding text)", n, file)
+	}
+	msg, err := e.m.write(ctx, e.root, e.name, file, strings.Replace(string(old), e.in.Old, e.in.New, 1))
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Patched %s/%s/%s.%s", CustomRoot, e.name, file, msg), nil
+}
+
+func (e *edit) writeFile(ctx context.Context) (string, error) {
+	file, err := skillFile(e.in.Path, "")
+	if err != nil {
+		return "", err
+	}
+	if !e.exists {
+		return "", e.m.missing(e.name)
+	}
+	msg, err := e.m.write(ctx, e.root, e.name, file, e.in.Content)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Wrote %s/%s/%s.%s", CustomRoot, e.name, file, msg), nil
+}
+
+func (e *edit) deleteFile() (string, error) {
+	file, err := skillFile(e.in.Path, "")
+	if err != nil {
+		return "", err
+	}
+	if file == "SKILL.md" {
+		return "", errors.New("SKILL.md is the skill itself; use delete to remove the whole skill")
+	}
+	if err := e.root.Remove(path.Join(e.name, file)); err != nil {
+		return "", fmt.Errorf("skill %s has no file %s", e.name, file)
+	}
+	return fmt.Sprintf("Deleted %s/%s/%s.", CustomRoot, e.name, file), nil
+}
+
+func (e *edit) delete() (string, error) {
+	if !e.exists {
+		return "", e.m.missing(e.name)
+	}
+	if err := e.root.RemoveAll(e.name); err != nil {
+		return "", fmt.Errorf("skill %s could not be deleted", e.name)
+	}
+	return fmt.Sprintf("Deleted skill %s.", e.name), nil
 }
 
 func (m *Manager) missing(name string) error {
@@ -185,7 +217,12 @@ func (m *Manager) write(ctx context.Context, root *os.Root, name, file, content 
 	} else if len(content) > maxSupportFile {
 		return "", fmt.Errorf("%s is larger than %d KB", file, maxSupportFile>>10)
 	}
-	v := m.Scan(ctx, name, file, content)
+	target := path.Join(name, file)
+	fi, statErr := root.Lstat(target)
+	if statErr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return "", fmt.Errorf("%s is a link; refusing to write through it", file)
+	}
+	v := m.Scan(ctx, name, file, content, executable(file, content, statErr == nil && fi.Mode()&0o111 != 0))
 	switch v.Decision {
 	case Block:
 		m.log.Warn("a skill change was blocked", "skill", name, "file", file, "reason", v.Reason)
@@ -193,7 +230,6 @@ func (m *Manager) write(ctx context.Context, root *os.Root, name, file, content 
 	case Warn:
 		m.log.Warn("a skill change was saved with a warning", "skill", name, "file", file, "reason", v.Reason)
 	}
-	target := path.Join(name, file)
 	if err := root.MkdirAll(path.Dir(target), 0o755); err != nil {
 		return "", fmt.Errorf("%s could not be created", path.Dir(file))
 	}

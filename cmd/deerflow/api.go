@@ -26,7 +26,8 @@ func (a *app) newAPI(sb *sandbox.Manager) error {
 		Files: func(threadID, name string) (tools.File, error) {
 			return sb.Reopen(threadID, sandbox.Outputs+"/"+name)
 		},
-		Logger: a.log,
+		RemoveFiles: sb.RemoveThread,
+		Logger:      a.log,
 	})
 	if err != nil {
 		return err

@@ -19,7 +19,7 @@ import (
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 )
 
-const apiToken = "api-e2e-token-secret-9c1d"
+const apiToken = "api-e2e-token-secret-9c1d-0123456789ab"
 
 // apiClient talks to the HTTP API of a running deerflow.
 type apiClient struct {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/config"
+	"github.com/deerflow/deerflow/internal/redact"
 	"github.com/deerflow/deerflow/sandbox"
 	"github.com/deerflow/deerflow/skills"
 	"github.com/deerflow/deerflow/subagents"
@@ -45,7 +46,7 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 				key = "no api key: set OPENAI_API_KEY or models[" + fmt.Sprint(i) + "].api_key"
 			}
 		}
-		fmt.Fprintf(w, "model\t%s%s: %s at %s, %s\n", m.Name, role, m.Model, m.BaseURL, key)
+		fmt.Fprintf(w, "model\t%s%s: %s at %s, %s\n", m.Name, role, m.Model, redact.URLs(m.BaseURL), key)
 	}
 	for _, c := range channelSwitches(cfg) {
 		state := "disabled"
@@ -140,7 +141,7 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			for _, st := range m.Inventory(ctx) {
 				if st.Err != nil {
-					fmt.Fprintf(w, "mcp\t%s%s: unavailable: %v\n", st.Server, where(cfg, st.Server), st.Err)
+					fmt.Fprintf(w, "mcp\t%s%s: unavailable: %s\n", st.Server, where(cfg, st.Server), redact.URLs(st.Err.Error()))
 				} else {
 					fmt.Fprintf(w, "mcp\t%s%s: %s\n", st.Server, where(cfg, st.Server), strings.Join(st.Tools, ", "))
 				}

@@ -3,7 +3,9 @@ package logctx
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -27,5 +29,24 @@ func TestContextAttrsReachEveryLine(t *testing.T) {
 	}
 	if strings.Contains(lines[2], "run_1") {
 		t.Errorf("a line without the context got them: %s", lines[2])
+	}
+}
+
+func TestCredentialsInURLsAreMasked(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(Wrap(slog.NewTextHandler(&buf, nil))).With("base_url", "https://user:pass@host/v1?key=abc")
+	u, _ := url.Parse("https://host/x?api_key=k2")
+	err := &url.Error{Op: "Get", URL: "https://llm/v1?access_token=k3", Err: errors.New("refused")}
+	log.Info("calling https://u:k4@h/", "err", err, "u", u, slog.Group("g", "mcp", "http://h/?token=k5"), "plain", "nothing")
+	got := buf.String()
+	for _, secret := range []string{"pass", "abc", "k2", "k3", "k4", "k5"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("the line leaks %q: %s", secret, got)
+		}
+	}
+	for _, want := range []string{"https://user:***@host/v1?key=***", "api_key=***", "access_token=***", "u:***@h", "token=***", "plain=nothing"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the line lacks %q: %s", want, got)
+		}
 	}
 }
