@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/deerflow/deerflow/tools"
 )
 
 // fuzzSandbox is a thread whose trees hold files, directories and
@@ -215,7 +217,8 @@ func FuzzHide(f *testing.F) {
 // FuzzSanitizeName checks the names uploads are saved under: one local
 // path element (no separators, not "." or "..", no leading dot), no
 // control or invisible formatting characters, valid UTF-8, at most 200
-// bytes plus a short extension, never empty; a plain name is kept.
+// bytes plus a short extension, never empty, nothing that could open or
+// close a prompt section; a plain name is kept.
 func FuzzSanitizeName(f *testing.F) {
 	for _, s := range []string{
 		"report.pdf", "../../etc/passwd", `..\..\windows\system32\cmd.exe`, ".bashrc", "...", ". .", "a\x00b.txt",
@@ -238,8 +241,11 @@ func FuzzSanitizeName(f *testing.F) {
 			t.Fatalf("sanitizeName(%q) = %q: %d bytes", name, got, len(got))
 		case strings.ContainsFunc(got, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }):
 			t.Fatalf("sanitizeName(%q) = %q: control or formatting characters", name, got)
+		case tools.Escape(got) != got:
+			t.Fatalf("sanitizeName(%q) = %q: could open or close a prompt section", name, got)
 		}
 		plain := len(name) <= maxNameBytes && !strings.HasPrefix(name, ".") && strings.TrimSpace(name) == name &&
+			tools.Escape(name) == name &&
 			!strings.ContainsFunc(name, func(r rune) bool {
 				return r == '/' || r == '\\' || r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
 			})
