@@ -135,6 +135,9 @@ func (b *Bus) cmdNew(ctx context.Context, in *Inbound) error {
 	})
 	if err != nil {
 		b.log.Error("creating thread", "chat", key, "err", err)
+		if errors.Is(err, store.ErrDamaged) {
+			return b.reply(ctx, in, DamagedChatText)
+		}
 		return b.reply(ctx, in, "I couldn't start a new conversation; please try again.")
 	}
 	b.mu.Lock()

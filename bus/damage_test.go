@@ -56,7 +56,7 @@ func TestRecoverSkipsDamagedChats(t *testing.T) {
 		b.Close(ctx, 0, agent.ErrStopped)
 		st.Close()
 		got := strings.Join(ch.log, "\n")
-		if round == 0 && (!strings.Contains(got, agent.DamagedText) || !strings.Contains(got, "you said: kept")) {
+		if round == 0 && (!strings.Contains(got, DamagedChatText) || !strings.Contains(got, "you said: kept")) {
 			t.Errorf("after the first recover:\n%s", got)
 		}
 		if round == 1 && got != "" {
@@ -70,11 +70,14 @@ func TestRecoverSkipsDamagedChats(t *testing.T) {
 	defer st.Close()
 	ch := newEditChannel()
 	b.Register(ch)
-	if err := b.Publish(ctx, &Inbound{Channel: "plat", ChatID: damaged, UserID: "u1", Text: "again"}); err != nil {
-		t.Errorf("publish in the damaged chat: %v", err)
+	for _, text := range []string{"again", "/new"} {
+		if err := b.Publish(ctx, &Inbound{Channel: "plat", ChatID: damaged, UserID: "u1", Text: text}); err != nil {
+			t.Errorf("publish %q in the damaged chat: %v", text, err)
+		}
 	}
-	if got := strings.Join(ch.log, "\n"); !strings.Contains(got, agent.DamagedText) {
-		t.Errorf("the damaged chat was not told:\n%s", got)
+	b.WaitIdle(ctx)
+	if got := strings.Join(ch.log, "\n"); strings.Count(got, DamagedChatText) != 2 {
+		t.Errorf("the damaged chat was not told twice:\n%s", got)
 	}
 }
 

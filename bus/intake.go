@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -141,7 +140,7 @@ func (b *Bus) Recover(ctx context.Context) (int, error) {
 		threadID, err := b.threadFor(p.in.ChatKey())
 		if errors.Is(err, store.ErrDamaged) { // quarantined: told once, not replayed
 			b.log.Error("skipping a stored message of a damaged conversation", "chat", p.in.ChatKey(), "err", err)
-			b.reply(ctx, p.in, agent.DamagedText)
+			b.reply(ctx, p.in, DamagedChatText)
 			b.forgetInbound([]*item{{in: p.in, seq: p.seq}})
 			continue
 		}

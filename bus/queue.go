@@ -84,6 +84,11 @@ func (b *Bus) newThreadTx(tx *store.Tx, key string) (string, error) {
 	return t.ID, tx.SetChatThread(key, t.ID)
 }
 
+// DamagedChatText is what a chat is told when its own record (which
+// conversation it is in) is damaged: unlike a damaged history, /new cannot
+// start over until the database is repaired, so it says so.
+const DamagedChatText = "This chat's stored record is damaged and can't be read, so I can't answer here until the database is repaired (deerflow doctor --repair). Other chats are not affected."
+
 // enqueue stores in (after saving its files), adds it to its
 // conversation's queue and makes sure a worker runs it. It returns once the
 // message is durable.
@@ -92,7 +97,7 @@ func (b *Bus) enqueue(ctx context.Context, in *Inbound) error {
 	threadID, err := b.threadFor(key)
 	if errors.Is(err, store.ErrDamaged) { // quarantined: told, not redelivered
 		b.log.Error("resolving thread: the conversation is damaged", "chat", key, "err", err)
-		return b.reply(ctx, in, agent.DamagedText)
+		return b.reply(ctx, in, DamagedChatText)
 	}
 	if err != nil {
 		b.log.Error("resolving thread", "chat", key, "err", err)
