@@ -21,23 +21,11 @@ func TestIsolate(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("isolate: %v %v", ok, err)
 	}
-	var out bytes.Buffer
 	iso.Cmd.Stdin = strings.NewReader("ping\n")
-	iso.Cmd.Stdout, iso.Cmd.Stderr = &out, &out
-	if err := iso.Cmd.Start(); err != nil {
-		iso.Release()
-		t.Fatal(err)
-	}
-	if err := iso.Ready(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	// While it runs, its key is nowhere on a command line.
-	err = iso.Cmd.Wait()
-	iso.Release()
+	got, err := runIsolated(t, iso)
 	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out.String())
+		t.Fatalf("run: %v\n%s", err, got)
 	}
-	got := out.String()
 	for _, want := range []string{"key=s3cret home=/mnt/home pwd=/mnt/user-data/workspace", "wrote", "home-writable", "got ping"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
@@ -70,6 +58,15 @@ func TestIsolateHidesOwnFiles(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("isolate: %v %v", ok, err)
 	}
+	if got, err := runIsolated(t, iso); err != nil || got != "tool\nend\n" {
+		t.Errorf("output = %q, %v; want the program's file and nothing of deerflow's", got, err)
+	}
+}
+
+// runIsolated runs a prepared program the way its owner must (Start,
+// Ready, Wait, Release) and returns what it printed.
+func runIsolated(t *testing.T, iso *Isolated) (string, error) {
+	t.Helper()
 	var out bytes.Buffer
 	iso.Cmd.Stdout, iso.Cmd.Stderr = &out, &out
 	if err := iso.Cmd.Start(); err != nil {
@@ -79,9 +76,7 @@ func TestIsolateHidesOwnFiles(t *testing.T) {
 	if err := iso.Ready(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	err = iso.Cmd.Wait()
+	err := iso.Cmd.Wait()
 	iso.Release()
-	if got := out.String(); err != nil || got != "tool\nend\n" {
-		t.Errorf("output = %q, %v; want the program's file and nothing of deerflow's", got, err)
-	}
+	return out.String(), err
 }

@@ -5,44 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/deerflow/deerflow/store/storetest"
 )
 
-// tmpfs mounts a small tmpfs of size bytes on a fresh directory, or skips
-// the test where that is not permitted (not root, no mount namespace).
-func tmpfs(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
-}
-
-// fill writes a file until the disk is full, and returns its path.
-func fill(t *testing.T, dir string) string {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return path
-		}
-	}
-}
-
 func TestFullDisk(t *testing.T) {
-	dir := tmpfs(t, "8m")
+	dir := storetest.Tmpfs(t, "8m")
 	path := filepath.Join(dir, "data", FileName)
 	s, err := Open(path, Options{})
 	if err != nil {
@@ -52,7 +21,7 @@ func TestFullDisk(t *testing.T) {
 	if err := s.Health(); err != nil {
 		t.Fatalf("health before: %v", err)
 	}
-	filler := fill(t, dir)
+	filler := storetest.Fill(t, dir)
 	err = s.Update(func(tx *Tx) error {
 		return tx.AppendMessages("t", &Message{Role: "user", Content: strings.Repeat("x", 256<<10)})
 	})

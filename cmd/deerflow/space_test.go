@@ -1,15 +1,14 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/faketelegram"
+	"github.com/deerflow/deerflow/store/storetest"
 )
 
 // TestFullDiskIsReportedAndRecovers: deerflow's data dir on a small tmpfs
@@ -17,11 +16,7 @@ import (
 // disk, and a message sent meanwhile is not lost: once space returns,
 // /healthz is 200 again and the message is answered.
 func TestFullDiskIsReportedAndRecovers(t *testing.T) {
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64m"); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	dir := storetest.Tmpfs(t, "64m")
 	tg, model, addr := newTelegram(t), echoModel(t), freeAddr(t)
 	data := filepath.Join(dir, "data")
 	run := startLogged(t, model, data, &faultLog{}, telegramOn(tg), func(c *config.Config) { c.HTTP.Listen = addr })
@@ -33,7 +28,7 @@ func TestFullDiskIsReportedAndRecovers(t *testing.T) {
 	tg.PushMessage(faketelegram.Private(ann, "first"))
 	waitAnswer(t, tg, ann.ID, "reply to first")
 
-	filler := fillDisk(t, dir)
+	filler := storetest.Fill(t, dir)
 	tg.PushMessage(faketelegram.Private(ann, "second"))
 	_, _, body := waitHealth(t, addr, "503 for a full disk", func(code int, h health) bool { return code == 503 && !h.Store.OK })
 	if !strings.Contains(body, "the disk holding "+data+" is full") {
@@ -44,24 +39,4 @@ func TestFullDiskIsReportedAndRecovers(t *testing.T) {
 	}
 	waitHealth(t, addr, "200 once space returned", func(code int, h health) bool { return code == 200 })
 	waitAnswer(t, tg, ann.ID, "reply to second")
-}
-
-// fillDisk writes a file in dir until its disk is full.
-func fillDisk(t *testing.T, dir string) string {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 256<<10)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return path
-		}
-	}
 }
