@@ -363,7 +363,10 @@ func splitEntityAt(s string, i int) (splitAtom, bool) {
 		return splitAtom{}, false
 	}
 	dec := html.UnescapeString(ent)
-	if dec == ent {
+	if dec == ent || len(dec) > 1 && strings.HasSuffix(dec, ";") {
+		// Unchanged, or read as a legacy entity without its ";" followed
+		// by text ("&copy0;" is "©0;"): not one reference, and as one atom
+		// it would be wider than a chunk may be.
 		return splitAtom{}, false
 	}
 	w := 0
