@@ -1,20 +1,15 @@
 package telegram
 
 import (
-	"bufio"
 	"bytes"
-	"html"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
-	ghtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
@@ -287,100 +282,6 @@ func (r *mdRenderer) listItem(item ast.Node) string {
 	return b.String()
 }
 
-func (r *mdRenderer) table(t *east.Table) string {
-	var rows [][]string
-	header := false
-	for row := t.FirstChild(); row != nil; row = row.NextSibling() {
-		if _, ok := row.(*east.TableHeader); ok && len(rows) == 0 {
-			header = true
-		}
-		var cells []string
-		for cell := row.FirstChild(); cell != nil; cell = cell.NextSibling() {
-			cells = append(cells, strings.TrimSpace(r.plainString(cell)))
-		}
-		rows = append(rows, cells)
-	}
-	ncol := 0
-	for _, row := range rows {
-		ncol = max(ncol, len(row))
-	}
-	if ncol == 0 {
-		return ""
-	}
-	widths := make([]int, ncol)
-	for _, row := range rows {
-		for i, c := range row {
-			widths[i] = max(widths[i], mdStringWidth(c))
-		}
-	}
-	var lines []string
-	for ri, row := range rows {
-		var b strings.Builder
-		for i := 0; i < ncol; i++ {
-			if i > 0 {
-				b.WriteString(" | ")
-			}
-			cell := ""
-			if i < len(row) {
-				cell = row[i]
-			}
-			align := east.AlignNone
-			if i < len(t.Alignments) {
-				align = t.Alignments[i]
-			}
-			pad := widths[i] - mdStringWidth(cell)
-			left := 0
-			switch align {
-			case east.AlignRight:
-				left = pad
-			case east.AlignCenter:
-				left = pad / 2
-			}
-			b.WriteString(strings.Repeat(" ", left))
-			b.WriteString(cell)
-			b.WriteString(strings.Repeat(" ", pad-left))
-		}
-		lines = append(lines, strings.TrimRight(b.String(), " "))
-		if ri == 0 && header {
-			var sep []string
-			for _, w := range widths {
-				sep = append(sep, strings.Repeat("-", max(w, 1)))
-			}
-			lines = append(lines, strings.Join(sep, "-+-"))
-		}
-	}
-	body := strings.Join(lines, "\n")
-	if strings.TrimSpace(body) == "" {
-		return ""
-	}
-	return "<pre>" + mdEscape(body) + "</pre>"
-}
-
-// mdStringWidth approximates the monospace display width of s.
-func mdStringWidth(s string) int {
-	w := 0
-	for _, c := range s {
-		w += mdRuneWidth(c)
-	}
-	return w
-}
-
-func mdRuneWidth(c rune) int {
-	switch {
-	case c == 0x200D || c >= 0xFE00 && c <= 0xFE0F || c >= 0x1F3FB && c <= 0x1F3FF || c >= 0xE0000 && c <= 0xE007F:
-		return 0 // joiners, variation selectors, skin tones, tags
-	case unicode.In(c, unicode.Mn, unicode.Me, unicode.Cf):
-		return 0
-	case c >= 0x1100 && c <= 0x115F, c >= 0x2E80 && c <= 0x303E, c >= 0x3041 && c <= 0x33FF,
-		c >= 0x3400 && c <= 0x4DBF, c >= 0x4E00 && c <= 0x9FFF, c >= 0xA000 && c <= 0xA4CF,
-		c >= 0xAC00 && c <= 0xD7A3, c >= 0xF900 && c <= 0xFAFF, c >= 0xFE30 && c <= 0xFE4F,
-		c >= 0xFF00 && c <= 0xFF60, c >= 0xFFE0 && c <= 0xFFE6, c >= 0x1F300 && c <= 0x1F64F,
-		c >= 0x1F900 && c <= 0x1F9FF, c >= 0x1F680 && c <= 0x1F6FF, c >= 0x20000 && c <= 0x3FFFD:
-		return 2
-	}
-	return 1
-}
-
 // inlineString renders the inline children of n.
 func (r *mdRenderer) inlineString(n ast.Node) string {
 	var b strings.Builder
@@ -529,98 +430,4 @@ func (r *mdRenderer) inline(b *strings.Builder, n ast.Node) {
 			r.inline(b, c)
 		}
 	}
-}
-
-// writeLink writes a link with an already rendered label (HTML, or plain text
-// in plain mode). Links with schemes Telegram can't open, and links inside
-// links, become "label (url)".
-func (r *mdRenderer) writeLink(b *strings.Builder, dest []byte, resolve bool, label string) {
-	display := string(dest)
-	if resolve {
-		display = string(util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(dest))))
-	}
-	display = strings.TrimSpace(display)
-	href := string(util.URLEscape(dest, resolve))
-	labelText := label
-	if !r.plain {
-		labelText = mdVisibleText(label)
-	}
-	if strings.TrimSpace(labelText) == "" {
-		label, labelText = display, display
-		if !r.plain {
-			label = mdEscape(display)
-		}
-	}
-	if !r.plain && r.link == 0 && mdSafeHref(href) {
-		b.WriteString(`<a href="` + mdAttrEscaper.Replace(href) + `">` + label + "</a>")
-		return
-	}
-	b.WriteString(label)
-	if display != "" && display != strings.TrimSpace(labelText) {
-		r.text1(b, " ("+display+")")
-	}
-}
-
-// mdSafeHref reports whether Telegram can use u as a link target.
-func mdSafeHref(u string) bool {
-	lower := strings.ToLower(u)
-	for _, p := range []string{"https://", "http://", "tg://"} {
-		if strings.HasPrefix(lower, p) {
-			rest := u[len(p):]
-			return rest != "" && !strings.ContainsAny(rest[:1], "/?#@:") && mdPrintableASCII(rest)
-		}
-	}
-	if strings.HasPrefix(lower, "mailto:") {
-		rest := u[len("mailto:"):]
-		return len(rest) > 2 && strings.Contains(rest, "@") && mdPrintableASCII(rest)
-	}
-	return false
-}
-
-func mdPrintableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] >= 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// mdVisibleText strips tags from our own rendered HTML and decodes entities.
-func mdVisibleText(s string) string {
-	if !strings.ContainsAny(s, "<&") {
-		return s
-	}
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(s, '<')
-		if i < 0 {
-			b.WriteString(s)
-			break
-		}
-		b.WriteString(s[:i])
-		j := strings.IndexByte(s[i:], '>')
-		if j < 0 {
-			break
-		}
-		s = s[i+j+1:]
-	}
-	return html.UnescapeString(b.String())
-}
-
-// mdResolveText resolves backslash escapes and entity references in a
-// Markdown text segment, returning plain (unescaped) text.
-func mdResolveText(v []byte) string {
-	if bytes.IndexByte(v, '\\') < 0 && bytes.IndexByte(v, '&') < 0 {
-		return string(v)
-	}
-	var buf bytes.Buffer
-	w := bufio.NewWriter(&buf)
-	ghtml.DefaultWriter.Write(w, v)
-	_ = w.Flush()
-	s := html.UnescapeString(buf.String())
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return s
 }

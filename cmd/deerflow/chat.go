@@ -90,3 +90,13 @@ func promptFor(tty bool) string {
 	}
 	return ""
 }
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := file.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
