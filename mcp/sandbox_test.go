@@ -7,13 +7,13 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/deerflow/deerflow/internal/testutil"
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -74,24 +74,6 @@ func holdIsolate(mu *sync.Mutex, boxes *[]*holdBox) func(Server, *exec.Cmd) (*ex
 	}
 }
 
-// cmdlinesWith lists the command lines of this machine's processes that
-// contain s.
-func cmdlinesWith(t *testing.T, s string) []string {
-	t.Helper()
-	paths, err := filepath.Glob("/proc/[0-9]*/cmdline")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no /proc: %v", err)
-	}
-	var out []string
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err == nil && strings.Contains(string(b), s) {
-			out = append(out, p+": "+strings.ReplaceAll(string(b), "\x00", " "))
-		}
-	}
-	return out
-}
-
 func canary(t *testing.T) string {
 	b := make([]byte, 12)
 	if _, err := rand.Read(b); err != nil {
@@ -126,7 +108,7 @@ func TestSandboxedAndTrustedServers(t *testing.T) {
 		}
 	}
 	// Both are running: the key is in their environments, on no command line.
-	if found := cmdlinesWith(t, key); len(found) > 0 {
+	if found := testutil.CmdlinesWith(t, key); len(found) > 0 {
 		t.Errorf("the key is on a command line:\n%s", strings.Join(found, "\n"))
 	}
 	mu.Lock()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
+	"github.com/deerflow/deerflow/internal/testutil"
 )
 
 // envEverything names the reference MCP server of the protocol's own
@@ -52,7 +53,7 @@ func TestRealMCPServerSandboxed(t *testing.T) {
 	if home != "" && strings.Contains(env, `"HOME": "`+home+`"`) {
 		t.Errorf("the server sees the host's home:\n%s", env)
 	}
-	if lines := cmdlinesWith(t, key); len(lines) > 0 {
+	if lines := testutil.CmdlinesWith(t, key); len(lines) > 0 {
 		t.Errorf("the key is on a command line: %q", lines)
 	}
 	if _, err := os.Stat(filepath.Join(cfg.DataDir, "mcp", "everything", "home")); err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
+	"github.com/deerflow/deerflow/internal/testutil"
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -237,23 +238,6 @@ func callTool(t *testing.T, reg *tools.Registry, name, args string) (string, err
 	return reg.Call(ctx, name, json.RawMessage(args))
 }
 
-// cmdlinesWith lists the command lines of this machine's processes that
-// contain s.
-func cmdlinesWith(t *testing.T, s string) []string {
-	t.Helper()
-	paths, err := filepath.Glob("/proc/[0-9]*/cmdline")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no /proc: %v", err)
-	}
-	var out []string
-	for _, p := range paths {
-		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), s) {
-			out = append(out, p+": "+strings.ReplaceAll(string(b), "\x00", " "))
-		}
-	}
-	return out
-}
-
 func TestSandboxedMCPServers(t *testing.T) {
 	needBwrap(t)
 	home := filepath.Join(t.TempDir(), "home")
@@ -298,7 +282,7 @@ func TestSandboxedMCPServers(t *testing.T) {
 		t.Errorf("the server's private home is not <data_dir>/mcp/probe/home: %v", err)
 	}
 	// While both run, the key is in their environments, on no command line.
-	if found := cmdlinesWith(t, key); len(found) > 0 {
+	if found := testutil.CmdlinesWith(t, key); len(found) > 0 {
 		t.Errorf("the key is on a command line:\n%s", strings.Join(found, "\n"))
 	}
 
