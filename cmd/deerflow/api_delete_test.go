@@ -1,42 +1,27 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 )
 
 // Deleting a thread through the API removes its workspace, uploads and
 // outputs from disk (<data_dir>/threads/<id>/), and only its own.
 func TestAPIDeleteThreadRemovesItsFiles(t *testing.T) {
-	model := fakeopenai.New(t)
-	model.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
-		return fakeopenai.Turn{Text: "answer to: " + r.Last().Content}
-	})
-	addr := freeAddr(t)
-	cfg := testConfig(t, model, t.TempDir())
-	cfg.HTTP = config.HTTP{Listen: addr, APIToken: apiToken}
-	cfg.Shutdown.GraceSeconds = 0
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, io.Discard) }()
+	model, cfg, c, cancel, done := serveAPIInProcess(t)
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	}()
-	waitHealth(t, addr, "200", func(code int, _ health) bool { return code == 200 })
-	c := apiClient{t: t, base: "http://" + addr}
 
 	write := func(thread string) string {
 		args, _ := json.Marshal(map[string]string{"description": "write", "path": "/mnt/user-data/outputs/report.md", "content": "# Report\n"})

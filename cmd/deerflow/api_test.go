@@ -360,25 +360,32 @@ func TestBinaryAPIOnlyServe(t *testing.T) {
 	}
 }
 
+// serveAPIInProcess runs serve (API only, an echoing model) in this
+// process until cancel; done gets serve's result.
+func serveAPIInProcess(t *testing.T) (model *fakeopenai.Server, cfg *config.Config, c apiClient, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
+	model = fakeopenai.New(t)
+	model.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
+		return fakeopenai.Turn{Text: "answer to: " + r.Last().Content}
+	})
+	addr := freeAddr(t)
+	cfg = testConfig(t, model, t.TempDir())
+	cfg.HTTP = config.HTTP{Listen: addr, APIToken: apiToken}
+	cfg.Shutdown.GraceSeconds = 0
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, cfg, io.Discard) }()
+	waitHealth(t, addr, "200", func(code int, _ health) bool { return code == 200 })
+	return model, cfg, apiClient{t: t, base: "http://" + addr}, cancel, served
+}
+
 // TestAPIServeInProcess runs serve itself (API only) in this process, so
 // that the race detector sees the wiring: a run streamed to its end, then
 // a shutdown (the context ends, as on SIGTERM) while a run is held ends
 // its stream, and serve returns.
 func TestAPIServeInProcess(t *testing.T) {
-	model := fakeopenai.New(t)
-	model.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
-		return fakeopenai.Turn{Text: "answer to: " + r.Last().Content}
-	})
-	addr := freeAddr(t)
-	cfg := testConfig(t, model, t.TempDir())
-	cfg.HTTP = config.HTTP{Listen: addr, APIToken: apiToken}
-	cfg.Shutdown.GraceSeconds = 0
-	ctx, cancel := context.WithCancel(context.Background())
+	model, _, c, cancel, done := serveAPIInProcess(t)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, io.Discard) }()
-	waitHealth(t, addr, "200", func(code int, _ health) bool { return code == 200 })
-	c := apiClient{t: t, base: "http://" + addr}
 
 	id := c.thread()
 	evs := c.stream(id, c.run(id, "in process")).rest()
