@@ -17,21 +17,34 @@ const (
 
 func (c *Config) applyDefaults(lookup lookupFunc) {
 	env := func(s string) string { v, _ := expand(s, lookup); return v }
-	str := func(p *string, def string) {
-		if *p == "" {
-			*p = def
-		}
-	}
-	num := func(p *int, def int) {
-		if *p == 0 {
-			*p = def
-		}
-	}
 
-	str(&c.DataDir, defaultDataDir)
-	str(&c.Log.Level, "info")
-	str(&c.Log.Format, "text")
+	defString(&c.DataDir, defaultDataDir)
+	defString(&c.Log.Level, "info")
+	defString(&c.Log.Format, "text")
+	c.modelDefaults(env)
+	c.agentDefaults()
+	c.channelDefaults(env)
+	c.sandboxDefaults()
+	c.featureDefaults()
+}
 
+// defString sets *p to def when it is empty.
+func defString(p *string, def string) {
+	if *p == "" {
+		*p = def
+	}
+}
+
+// defInt sets *p to def when it is zero.
+func defInt(p *int, def int) {
+	if *p == 0 {
+		*p = def
+	}
+}
+
+// modelDefaults gives a config without models one from the OPENAI_*
+// environment, and every model its defaults.
+func (c *Config) modelDefaults(env func(string) string) {
 	if len(c.Models) == 0 {
 		c.Models = []Model{{
 			Name:    "default",
@@ -42,9 +55,9 @@ func (c *Config) applyDefaults(lookup lookupFunc) {
 	}
 	for i := range c.Models {
 		m := &c.Models[i]
-		str(&m.Name, m.Model)
-		str(&m.BaseURL, defaultBaseURL)
-		num(&m.TimeoutSeconds, 600)
+		defString(&m.Name, m.Model)
+		defString(&m.BaseURL, defaultBaseURL)
+		defInt(&m.TimeoutSeconds, 600)
 		switch {
 		case !c.given(index("models", i) + ".max_retries"):
 			m.MaxRetries = 3
@@ -52,60 +65,69 @@ func (c *Config) applyDefaults(lookup lookupFunc) {
 			m.MaxRetries = 0 // documented: negative means no retries
 		}
 	}
+}
 
-	str(&c.Agent.Name, "DeerFlow")
-	num(&c.Agent.MaxTurns, 100)
-	num(&c.Agent.ToolTimeoutSeconds, 600)
-	num(&c.Router.MaxQueued, 20)
+func (c *Config) agentDefaults() {
+	defString(&c.Agent.Name, "DeerFlow")
+	defInt(&c.Agent.MaxTurns, 100)
+	defInt(&c.Agent.ToolTimeoutSeconds, 600)
+	defInt(&c.Router.MaxQueued, 20)
 	if !c.given("shutdown.grace_seconds") {
 		c.Shutdown.GraceSeconds = 30
 	}
 	if !c.given("agent.summarization.enabled") {
 		c.Agent.Summarization.Enabled = true
 	}
-	num(&c.Agent.Summarization.TriggerTokens, 32000)
+	defInt(&c.Agent.Summarization.TriggerTokens, 32000)
 	if c.Agent.Summarization.TriggerFraction == 0 {
 		c.Agent.Summarization.TriggerFraction = 0.8
 	}
-	num(&c.Agent.Summarization.KeepMessages, 10)
+	defInt(&c.Agent.Summarization.KeepMessages, 10)
 	ld := &c.Agent.LoopDetection
-	num(&ld.Window, 20)
-	num(&ld.WarnRepeats, 3)
-	num(&ld.StopRepeats, 5)
-	num(&ld.ToolWarn, 30)
-	num(&ld.ToolStop, 50)
+	defInt(&ld.Window, 20)
+	defInt(&ld.WarnRepeats, 3)
+	defInt(&ld.StopRepeats, 5)
+	defInt(&ld.ToolWarn, 30)
+	defInt(&ld.ToolStop, 50)
+}
 
-	// Tokens come from the environment when not written, but a channel
-	// starts only when enabled.
-	str(&c.Channels.Telegram.BotToken, env("$TELEGRAM_BOT_TOKEN"))
-	str(&c.Channels.Slack.BotToken, env("$SLACK_BOT_TOKEN"))
-	str(&c.Channels.Slack.AppToken, env("$SLACK_APP_TOKEN"))
-	str(&c.Channels.Lark.AppID, env("$LARK_APP_ID"))
-	str(&c.Channels.Lark.AppSecret, env("$LARK_APP_SECRET"))
-	str(&c.Channels.Telegram.APIURL, defaultTelegramURL)
-	str(&c.Channels.Slack.APIURL, defaultSlackURL)
+// channelDefaults: tokens come from the environment when not written, but
+// a channel starts only when enabled.
+func (c *Config) channelDefaults(env func(string) string) {
+	defString(&c.Channels.Telegram.BotToken, env("$TELEGRAM_BOT_TOKEN"))
+	defString(&c.Channels.Slack.BotToken, env("$SLACK_BOT_TOKEN"))
+	defString(&c.Channels.Slack.AppToken, env("$SLACK_APP_TOKEN"))
+	defString(&c.Channels.Lark.AppID, env("$LARK_APP_ID"))
+	defString(&c.Channels.Lark.AppSecret, env("$LARK_APP_SECRET"))
+	defString(&c.Channels.Telegram.APIURL, defaultTelegramURL)
+	defString(&c.Channels.Slack.APIURL, defaultSlackURL)
 	if !strings.HasSuffix(c.Channels.Slack.APIURL, "/") {
 		c.Channels.Slack.APIURL += "/" // the Slack client joins method names onto it
 	}
-	str(&c.Channels.Lark.Domain, defaultLarkDomain)
+	defString(&c.Channels.Lark.Domain, defaultLarkDomain)
 
-	str(&c.Console.User, env("$USER"))
-	str(&c.Console.User, "local")
+	defString(&c.Console.User, env("$USER"))
+	defString(&c.Console.User, "local")
+}
 
+func (c *Config) sandboxDefaults() {
 	if !c.given("sandbox.network") {
 		c.Sandbox.Network = true
 	}
-	num(&c.Sandbox.BashTimeoutSeconds, 600)
-	num(&c.Sandbox.MaxUploadMB, 50)
-	num(&c.Sandbox.Limits.MemoryMB, 1024)
-	num(&c.Sandbox.Limits.Processes, 256)
-	num(&c.Sandbox.Limits.DiskMB, 2048)
-	num(&c.Sandbox.Limits.TmpMB, 256)
+	defInt(&c.Sandbox.BashTimeoutSeconds, 600)
+	defInt(&c.Sandbox.MaxUploadMB, 50)
+	defInt(&c.Sandbox.Limits.MemoryMB, 1024)
+	defInt(&c.Sandbox.Limits.Processes, 256)
+	defInt(&c.Sandbox.Limits.DiskMB, 2048)
+	defInt(&c.Sandbox.Limits.TmpMB, 256)
+}
 
-	num(&c.Subagents.MaxPerResponse, 3)
-	num(&c.Subagents.MaxPerRun, 6)
-	num(&c.Subagents.MaxRunning, 16)
-	num(&c.Subagents.TimeoutSeconds, 1800)
+// featureDefaults covers subagents, research, memory, skills and tools.
+func (c *Config) featureDefaults() {
+	defInt(&c.Subagents.MaxPerResponse, 3)
+	defInt(&c.Subagents.MaxPerRun, 6)
+	defInt(&c.Subagents.MaxRunning, 16)
+	defInt(&c.Subagents.TimeoutSeconds, 1800)
 
 	if !c.given("research.enabled") {
 		c.Research.Enabled = true
@@ -113,7 +135,7 @@ func (c *Config) applyDefaults(lookup lookupFunc) {
 	if !c.given("research.max_clarifications") {
 		c.Research.MaxClarifications = 2
 	}
-	num(&c.Research.MaxSteps, 5)
+	defInt(&c.Research.MaxSteps, 5)
 	if !c.given("research.max_plan_iterations") {
 		c.Research.MaxPlanIterations = 3
 	}
@@ -121,11 +143,11 @@ func (c *Config) applyDefaults(lookup lookupFunc) {
 	if !c.given("memory.enabled") {
 		c.Memory.Enabled = true
 	}
-	str(&c.Memory.Scope, "user")
-	num(&c.Memory.DebounceSeconds, 30)
+	defString(&c.Memory.Scope, "user")
+	defInt(&c.Memory.DebounceSeconds, 30)
 
-	str(&c.Skills.Path, "./skills")
-	num(&c.Tools.WebFetch.MaxChars, 4096)
-	num(&c.Tools.WebFetch.TimeoutSeconds, 20)
-	num(&c.Tools.WebSearch.MaxResults, 5)
+	defString(&c.Skills.Path, "./skills")
+	defInt(&c.Tools.WebFetch.MaxChars, 4096)
+	defInt(&c.Tools.WebFetch.TimeoutSeconds, 20)
+	defInt(&c.Tools.WebSearch.MaxResults, 5)
 }

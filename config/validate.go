@@ -108,6 +108,24 @@ func (v *validator) basics() {
 		// The length only: the token itself is never echoed.
 		v.fail("http.api_token", "must be at least %d characters long (it has %d); generate one with: openssl rand -hex 32", MinAPIToken, n)
 	}
+	v.agent()
+	v.between("router.max_queued", c.Router.MaxQueued, 1, 10000)
+	v.between("shutdown.grace_seconds", c.Shutdown.GraceSeconds, 0, 3600)
+	v.required("console.user", c.Console.User)
+	v.oneOf("memory.scope", c.Memory.Scope, "user", "chat")
+	v.nonNegative("memory.debounce_seconds", c.Memory.DebounceSeconds)
+	v.required("skills.path", c.Skills.Path)
+	for i, a := range c.Skills.Admins {
+		if ch, id, ok := strings.Cut(a, ":"); !ok || ch == "" || id == "" {
+			v.fail(index("skills.admins", i), `must be "channel:user id", such as telegram:123456789`)
+		}
+	}
+	v.webTools()
+}
+
+// agent checks the agent keys.
+func (v *validator) agent() {
+	c := v.c
 	v.required("agent.name", c.Agent.Name)
 	v.between("agent.max_turns", c.Agent.MaxTurns, 1, 1000)
 	v.nonNegative("agent.tool_timeout_seconds", c.Agent.ToolTimeoutSeconds)
@@ -130,17 +148,11 @@ func (v *validator) basics() {
 	if ld.ToolWarn >= ld.ToolStop {
 		v.fail("agent.loop_detection.tool_warn", "must be below tool_stop (%d), got %d", ld.ToolStop, ld.ToolWarn)
 	}
-	v.between("router.max_queued", c.Router.MaxQueued, 1, 10000)
-	v.between("shutdown.grace_seconds", c.Shutdown.GraceSeconds, 0, 3600)
-	v.required("console.user", c.Console.User)
-	v.oneOf("memory.scope", c.Memory.Scope, "user", "chat")
-	v.nonNegative("memory.debounce_seconds", c.Memory.DebounceSeconds)
-	v.required("skills.path", c.Skills.Path)
-	for i, a := range c.Skills.Admins {
-		if ch, id, ok := strings.Cut(a, ":"); !ok || ch == "" || id == "" {
-			v.fail(index("skills.admins", i), `must be "channel:user id", such as telegram:123456789`)
-		}
-	}
+}
+
+// webTools checks the web search and fetch tools.
+func (v *validator) webTools() {
+	c := v.c
 	ws := c.Tools.WebSearch
 	v.oneOf("tools.web_search.provider", ws.Provider, "", "tavily", "brave", "searxng")
 	switch ws.Provider {

@@ -37,19 +37,8 @@ func (m *Manager) Command(userID, chatKey string, group bool, args string) strin
 			reply = m.show(mem, whose)
 			return nil
 		case fields[0] == "forget" && len(fields) == 2:
-			n, err := strconv.Atoi(strings.TrimPrefix(fields[1], "#"))
-			if err != nil || n < 1 || n > len(mem.Facts) {
-				reply = fmt.Sprintf("There is no fact %s. /memory lists them with their numbers (1 to %d).", fields[1], len(mem.Facts))
-				return nil
-			}
-			f := mem.Facts[n-1]
-			mem.Facts = append(mem.Facts[:n-1], mem.Facts[n:]...)
-			mem.Updated = m.opts.Now()
-			reply = fmt.Sprintf("Forgotten: %s", f.Content)
-			if private {
-				reply = fmt.Sprintf("Forgotten: fact %d.", n)
-			}
-			return tx.PutMemory(mem)
+			reply, err = m.forgetFact(tx, mem, fields[1], private)
+			return err
 		case fields[0] == "clear" && len(fields) == 1:
 			m.mu.Lock()
 			m.clears[scope] = m.opts.Now()
@@ -57,25 +46,8 @@ func (m *Manager) Command(userID, chatKey string, group bool, args string) strin
 			reply = fmt.Sprintf("This deletes everything I remember about %s (%d facts and the summaries), for good. Send /memory clear confirm within 5 minutes to go ahead.", whose, len(mem.Facts))
 			return nil
 		case fields[0] == "clear" && len(fields) == 2 && (fields[1] == "confirm" || fields[1] == "yes"):
-			m.mu.Lock()
-			asked, ok := m.clears[scope]
-			delete(m.clears, scope)
-			m.mu.Unlock()
-			if !ok || m.opts.Now().Sub(asked) > clearWindow {
-				reply = "Send /memory clear first; then confirm within 5 minutes."
-				return nil
-			}
-			off := mem.Off
-			if err := tx.DeleteMemory(scope); err != nil {
-				return err
-			}
-			if off { // clearing does not switch memory back on
-				if err := tx.PutMemory(&store.Memory{Scope: scope, Off: true, Updated: m.opts.Now()}); err != nil {
-					return err
-				}
-			}
-			reply = fmt.Sprintf("Done: I have forgotten everything I remembered about %s.", whose)
-			return nil
+			reply, err = m.clearMemory(tx, mem, scope, whose)
+			return err
 		case fields[0] == "off" && len(fields) == 1:
 			mem.Off, mem.Updated = true, m.opts.Now()
 			reply = fmt.Sprintf("Memory is off for %s: I won't use what I remember or learn anything new (what is stored stays until /memory clear). /memory on switches it back on.", whose)
@@ -97,6 +69,45 @@ func (m *Manager) Command(userID, chatKey string, group bool, args string) strin
 	}
 	m.forget(scope)
 	return reply
+}
+
+// forgetFact deletes fact number arg ("3" or "#3") of mem; in private,
+// the reply does not repeat it.
+func (m *Manager) forgetFact(tx *store.Tx, mem *store.Memory, arg string, private bool) (string, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(arg, "#"))
+	if err != nil || n < 1 || n > len(mem.Facts) {
+		return fmt.Sprintf("There is no fact %s. /memory lists them with their numbers (1 to %d).", arg, len(mem.Facts)), nil
+	}
+	f := mem.Facts[n-1]
+	mem.Facts = append(mem.Facts[:n-1], mem.Facts[n:]...)
+	mem.Updated = m.opts.Now()
+	reply := fmt.Sprintf("Forgotten: %s", f.Content)
+	if private {
+		reply = fmt.Sprintf("Forgotten: fact %d.", n)
+	}
+	return reply, tx.PutMemory(mem)
+}
+
+// clearMemory deletes the memory of scope if /memory clear was asked for
+// within clearWindow.
+func (m *Manager) clearMemory(tx *store.Tx, mem *store.Memory, scope, whose string) (string, error) {
+	m.mu.Lock()
+	asked, ok := m.clears[scope]
+	delete(m.clears, scope)
+	m.mu.Unlock()
+	if !ok || m.opts.Now().Sub(asked) > clearWindow {
+		return "Send /memory clear first; then confirm within 5 minutes.", nil
+	}
+	off := mem.Off
+	if err := tx.DeleteMemory(scope); err != nil {
+		return "", err
+	}
+	if off { // clearing does not switch memory back on
+		if err := tx.PutMemory(&store.Memory{Scope: scope, Off: true, Updated: m.opts.Now()}); err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("Done: I have forgotten everything I remembered about %s.", whose), nil
 }
 
 func (m *Manager) show(mem *store.Memory, whose string) string {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/deerflow/deerflow/store/boltfile"
 )
 
 // backupAttempts bounds Backup's copies: each is retried when a commit
@@ -68,17 +70,17 @@ func copyOnce(f *os.File, w *os.File) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	m, why := findMeta(f, fi.Size())
+	m, why := boltfile.FindMeta(f, fi.Size())
 	if why != "" {
 		return false, fmt.Errorf("not a readable database: %s", why)
 	}
-	metas := 2 * int64(m.pageSize)
+	metas := 2 * int64(m.PageSize)
 	before := make([]byte, metas)
 	if _, err := f.ReadAt(before, 0); err != nil {
 		return false, err
 	}
 	// The meta as of the pages read, not as of findMeta.
-	if m, why = findMeta(bytes.NewReader(before), metas); why != "" {
+	if m, why = boltfile.FindMeta(bytes.NewReader(before), metas); why != "" {
 		return false, fmt.Errorf("not a readable database: %s", why)
 	}
 	if err := w.Truncate(0); err != nil {
@@ -87,7 +89,7 @@ func copyOnce(f *os.File, w *os.File) (bool, error) {
 	if _, err := w.Seek(0, io.SeekStart); err != nil {
 		return false, err
 	}
-	size := int64(m.pgid) * int64(m.pageSize)
+	size := int64(m.PGID) * int64(m.PageSize)
 	if n, err := io.Copy(w, io.NewSectionReader(f, 0, size)); err != nil {
 		return false, err
 	} else if n != size {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deerflow/deerflow/store/boltfile"
+
 	"github.com/google/go-cmp/cmp"
 	"go.etcd.io/bbolt"
 
@@ -289,11 +291,11 @@ func TestSalvageDamagedFreelist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, why := findMeta(bytes.NewReader(b), int64(len(b)))
-	if why != "" || m.freelist == noFreelist {
+	m, why := boltfile.FindMeta(bytes.NewReader(b), int64(len(b)))
+	if why != "" || m.Freelist == boltfile.NoFreelist {
 		t.Fatalf("meta: %+v %s", m, why)
 	}
-	off := int(m.freelist) * int(m.pageSize)
+	off := int(m.Freelist) * int(m.PageSize)
 	binary.NativeEndian.PutUint16(b[off+8:], 0xABAB) // not a freelist page
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)

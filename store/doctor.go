@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/deerflow/deerflow/store/boltfile"
+
 	"go.etcd.io/bbolt"
 )
 
@@ -191,5 +193,5 @@ func freelistDamage(path string) string {
 	if err != nil {
 		return ""
 	}
-	return checkLayout(f, fi.Size(), true)
+	return boltfile.Check(f, fi.Size(), true)
 }

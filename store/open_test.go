@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deerflow/deerflow/store/boltfile"
+
 	"go.etcd.io/bbolt"
 )
 
@@ -87,22 +89,22 @@ func TestOpenCorruptLeavesFileUntouched(t *testing.T) {
 	clear(badRoot[2*page:]) // meta pages intact, every other page zeroed
 	// Pages that pass the file check (right type) but hold garbage, which
 	// bbolt only finds while reading them, by panicking or faulting.
-	m := parseMeta(valid[pageHeaderSize:])
-	if m1 := parseMeta(valid[page+pageHeaderSize:]); m1.txid > m.txid {
+	m := boltfile.ParseMeta(valid[boltfile.PageHeaderSize:])
+	if m1 := boltfile.ParseMeta(valid[page+boltfile.PageHeaderSize:]); m1.TxID > m.TxID {
 		m = m1
 	}
 	garbagePage := func(id uint64) []byte {
 		b := bytes.Clone(valid)
-		off := int(id)*page + pageHeaderSize
-		copy(b[off:off+page-pageHeaderSize], random)
+		off := int(id)*page + boltfile.PageHeaderSize
+		copy(b[off:off+page-boltfile.PageHeaderSize], random)
 		return b
 	}
 	tests := []struct {
 		name string
 		data []byte
 	}{
-		{"garbage root page", garbagePage(m.root)},
-		{"garbage freelist page", garbagePage(m.freelist)},
+		{"garbage root page", garbagePage(m.Root)},
+		{"garbage freelist page", garbagePage(m.Freelist)},
 		{"random bytes", random},
 		{"short garbage", []byte("not a database")},
 		{"text", bytes.Repeat([]byte("hello world\n"), 1000)},
@@ -149,15 +151,15 @@ func TestOpenCorruptLeavesFileUntouched(t *testing.T) {
 
 func highWater(t *testing.T, db []byte, page int) int {
 	t.Helper()
-	m0 := parseMeta(db[pageHeaderSize:])
-	m1 := parseMeta(db[page+pageHeaderSize:])
-	if m0.err != "" || m1.err != "" || int(m0.pageSize) != page {
+	m0 := boltfile.ParseMeta(db[boltfile.PageHeaderSize:])
+	m1 := boltfile.ParseMeta(db[page+boltfile.PageHeaderSize:])
+	if m0.Err != "" || m1.Err != "" || int(m0.PageSize) != page {
 		t.Fatalf("unexpected meta pages: %+v %+v", m0, m1)
 	}
-	if m1.txid > m0.txid {
+	if m1.TxID > m0.TxID {
 		m0 = m1
 	}
-	hw := int(m0.pgid) * page
+	hw := int(m0.PGID) * page
 	if hw > len(db) || hw < 4*page {
 		t.Fatalf("high-water mark %d, file %d bytes", hw, len(db))
 	}

@@ -156,11 +156,7 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL) (page, error) {
 	finalStr := redact(final)
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		status := resp.Status
-		if !strings.HasPrefix(status, fmt.Sprint(resp.StatusCode)) {
-			status = fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
-		}
-		return page{}, fmt.Errorf("the server answered %s for %s", strings.TrimSpace(status), finalStr)
+		return page{}, statusError(resp, finalStr)
 	}
 
 	mediaType, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -188,10 +184,29 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL) (page, error) {
 		mediaType, params = sniffed, sp
 	}
 
-	p := page{url: finalStr, cut: cut}
+	p, err := readPage(ctx, body, mediaType, params["charset"], final)
+	p.cut = cut
+	return p, err
+}
+
+// statusError words a response that is not a success.
+func statusError(resp *http.Response, finalStr string) error {
+	status := resp.Status
+	if !strings.HasPrefix(status, fmt.Sprint(resp.StatusCode)) {
+		status = fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	}
+	return fmt.Errorf("the server answered %s for %s", strings.TrimSpace(status), finalStr)
+}
+
+// readPage turns a fetched body of mediaType, from final, into Markdown
+// with a title.
+func readPage(ctx context.Context, body []byte, mediaType, charset string, final *url.URL) (page, error) {
+	finalStr := redact(final)
+	p := page{url: finalStr}
 	kind := kindOf(mediaType)
-	text := decodeText(body, params["charset"], kind == kindHTML)
+	text := decodeText(body, charset, kind == kindHTML)
 	if kind == kindHTML {
+		var err error
 		p.md, p.title, err = htmlToMarkdown(ctx, text, final)
 		if err != nil {
 			return page{}, fmt.Errorf("could not read the HTML of %s: %v", finalStr, err)

@@ -105,27 +105,7 @@ func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
 	// once; events wait for the id (mentions are matched against it).
 	ready := make(chan struct{})
 	fatal := make(chan error, 1)
-	go func() {
-		for delay := time.Second; ; delay = min(delay*2, 30*time.Second) {
-			id, err := c.botInfo(ctx)
-			if err == nil {
-				c.bot = id
-				close(ready)
-				return
-			}
-			var fe *fatalError
-			if errors.As(err, &fe) {
-				fatal <- err
-				return
-			}
-			c.log.Warn("bot info failed; retrying", "err", err, "in", delay)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(delay):
-			}
-		}
-	}()
+	go c.fetchBot(ctx, ready, fatal)
 	d := dispatcher.NewEventDispatcher("", "").
 		OnP2MessageReceiveV1(func(ctx context.Context, e *larkim.P2MessageReceiveV1) error {
 			select {
@@ -135,22 +115,7 @@ func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
 			}
 			return c.receive(ctx, b, e)
 		})
-	ws := larkws.NewClient(c.o.AppID, c.o.AppSecret,
-		larkws.WithEventHandler(d),
-		larkws.WithDomain(c.o.Domain),
-		larkws.WithLogLevel(larkcore.LogLevelError),
-		larkws.WithAutoReconnect(true),
-		larkws.WithOnReady(func() { c.link.Set(true, "long connection open") }),
-		larkws.WithOnReconnected(func() { c.link.Set(true, "long connection open") }),
-		larkws.WithOnReconnecting(func() { c.link.Set(false, "long connection lost; reconnecting") }),
-		larkws.WithOnDisconnected(func() { c.link.Set(false, "long connection closed") }),
-		larkws.WithOnError(func(error) {
-			// The error may carry the connection URL (with its ticket):
-			// only that it failed is reported.
-			c.link.Set(false, "long connection failed; retrying")
-			c.met.Error(metrics.ErrChannel)
-		}),
-	)
+	ws := c.wsClient(d)
 	wsCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
@@ -166,6 +131,51 @@ func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
 		}
 		return fmt.Errorf("lark: long connection stopped: %w (check channels.lark.app_id and app_secret)", err)
 	}
+}
+
+// fetchBot learns the bot's id, retrying with backoff, then closes
+// ready; an error that retrying cannot fix goes to fatal.
+func (c *Channel) fetchBot(ctx context.Context, ready chan<- struct{}, fatal chan<- error) {
+	for delay := time.Second; ; delay = min(delay*2, 30*time.Second) {
+		id, err := c.botInfo(ctx)
+		if err == nil {
+			c.bot = id
+			close(ready)
+			return
+		}
+		var fe *fatalError
+		if errors.As(err, &fe) {
+			fatal <- err
+			return
+		}
+		c.log.Warn("bot info failed; retrying", "err", err, "in", delay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+	}
+}
+
+// wsClient is the long connection delivering events to d, reporting its
+// state as the channel's health.
+func (c *Channel) wsClient(d *dispatcher.EventDispatcher) *larkws.Client {
+	return larkws.NewClient(c.o.AppID, c.o.AppSecret,
+		larkws.WithEventHandler(d),
+		larkws.WithDomain(c.o.Domain),
+		larkws.WithLogLevel(larkcore.LogLevelError),
+		larkws.WithAutoReconnect(true),
+		larkws.WithOnReady(func() { c.link.Set(true, "long connection open") }),
+		larkws.WithOnReconnected(func() { c.link.Set(true, "long connection open") }),
+		larkws.WithOnReconnecting(func() { c.link.Set(false, "long connection lost; reconnecting") }),
+		larkws.WithOnDisconnected(func() { c.link.Set(false, "long connection closed") }),
+		larkws.WithOnError(func(error) {
+			// The error may carry the connection URL (with its ticket):
+			// only that it failed is reported.
+			c.link.Set(false, "long connection failed; retrying")
+			c.met.Error(metrics.ErrChannel)
+		}),
+	)
 }
 
 // Health implements channels.HealthReporter, from the long connection's

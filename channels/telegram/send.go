@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/channels"
+	"github.com/deerflow/deerflow/channels/telegram/tgmd"
 )
 
 // maxText is Telegram's limit for one message, in UTF-16 units.
@@ -85,7 +84,7 @@ func (c *Channel) sendProgress(ctx context.Context, chat int64, out *bus.Outboun
 // progress message when there is one. A chunk Telegram cannot parse goes
 // as plain text.
 func (c *Channel) sendFinal(ctx context.Context, chat int64, out *bus.Outbound) ([]string, error) {
-	chunks := SplitHTML(RenderHTML(out.Text), maxText)
+	chunks := tgmd.SplitHTML(tgmd.RenderHTML(out.Text), maxText)
 	if len(chunks) == 0 {
 		return nil, nil // nothing visible to say; Telegram refuses empty text
 	}
@@ -97,7 +96,7 @@ func (c *Channel) sendFinal(ctx context.Context, chat int64, out *bus.Outbound) 
 			id, err = c.finalChunk(ctx, chat, out, i, chunk, true)
 			if isParseError(err) {
 				c.log.WarnContext(ctx, "Telegram could not parse the rendered HTML; sending plain text", "err", err)
-				id, err = c.finalChunk(ctx, chat, out, i, htmlToText(chunk), false)
+				id, err = c.finalChunk(ctx, chat, out, i, tgmd.PlainText(chunk), false)
 			}
 			return err
 		})
@@ -306,11 +305,4 @@ func cutText(s string, n int) string {
 		}
 	}
 	return s
-}
-
-var tagRE = regexp.MustCompile(`<[^>]*>`)
-
-// htmlToText is the visible text of rendered HTML.
-func htmlToText(s string) string {
-	return html.UnescapeString(tagRE.ReplaceAllString(s, ""))
 }

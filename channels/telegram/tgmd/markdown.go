@@ -1,4 +1,9 @@
-package telegram
+// Package tgmd turns an LLM's Markdown into Telegram's HTML subset
+// (RenderHTML) and cuts that HTML into messages within Telegram's length
+// limit without breaking a tag or an entity (SplitHTML, SplitText).
+//
+// It is pure text processing: it imports no package of ours.
+package tgmd
 
 import (
 	"bytes"
@@ -120,12 +125,7 @@ func (r *mdRenderer) block(n ast.Node) string {
 	case *ast.Paragraph, *ast.TextBlock:
 		s = r.inlineString(n)
 	case *ast.Heading:
-		r.bold++
-		inner := r.inlineString(n)
-		r.bold--
-		if strings.TrimSpace(inner) != "" {
-			s = "<b>" + inner + "</b>"
-		}
+		s = r.heading(n)
 	case *ast.ThematicBreak:
 		s = "———"
 	case *ast.FencedCodeBlock:
@@ -133,16 +133,7 @@ func (r *mdRenderer) block(n ast.Node) string {
 	case *ast.CodeBlock:
 		s = r.codeBlock(n, "")
 	case *ast.Blockquote:
-		r.quote++
-		inner := r.blocks(n)
-		r.quote--
-		if mdTrimRight(inner) != "" {
-			if r.quote > 0 {
-				s = inner
-			} else {
-				s = "<blockquote>" + mdTrimRight(inner) + "</blockquote>"
-			}
-		}
+		s = r.blockquote(n)
 	case *ast.List:
 		s = r.list(n)
 	case *ast.LinkReferenceDefinition:
@@ -157,23 +148,56 @@ func (r *mdRenderer) block(n ast.Node) string {
 	case *east.Table:
 		s = r.table(n)
 	default:
-		if n.Type() == ast.TypeInline {
-			var b strings.Builder
-			r.inline(&b, n)
-			s = b.String()
-		} else if n.HasChildren() {
-			if n.FirstChild().Type() == ast.TypeBlock {
-				s = r.blocks(n)
-			} else {
-				s = r.inlineString(n)
-			}
-		} else if n.Lines() != nil && n.Lines().Len() > 0 {
-			var b strings.Builder
-			r.rawLines(&b, n.Lines())
-			s = r.textLines(strings.TrimRight(b.String(), "\n"))
-		}
+		s = r.otherBlock(n)
 	}
 	return mdTrimRight(s)
+}
+
+// heading is shown bold: Telegram has no headings.
+func (r *mdRenderer) heading(n *ast.Heading) string {
+	r.bold++
+	inner := r.inlineString(n)
+	r.bold--
+	if strings.TrimSpace(inner) == "" {
+		return ""
+	}
+	return "<b>" + inner + "</b>"
+}
+
+// blockquote renders a quote; a quote inside a quote is flattened into the
+// outer one, as Telegram can't nest them.
+func (r *mdRenderer) blockquote(n *ast.Blockquote) string {
+	r.quote++
+	inner := r.blocks(n)
+	r.quote--
+	switch {
+	case mdTrimRight(inner) == "":
+		return ""
+	case r.quote > 0:
+		return inner
+	}
+	return "<blockquote>" + mdTrimRight(inner) + "</blockquote>"
+}
+
+// otherBlock renders a node of a kind block does not know by its shape:
+// inline content, child blocks, or raw lines.
+func (r *mdRenderer) otherBlock(n ast.Node) string {
+	switch {
+	case n.Type() == ast.TypeInline:
+		var b strings.Builder
+		r.inline(&b, n)
+		return b.String()
+	case n.HasChildren():
+		if n.FirstChild().Type() == ast.TypeBlock {
+			return r.blocks(n)
+		}
+		return r.inlineString(n)
+	case n.Lines() != nil && n.Lines().Len() > 0:
+		var b strings.Builder
+		r.rawLines(&b, n.Lines())
+		return r.textLines(strings.TrimRight(b.String(), "\n"))
+	}
+	return ""
 }
 
 func (r *mdRenderer) rawLines(b *strings.Builder, lines *text.Segments) {
@@ -362,21 +386,7 @@ func (r *mdRenderer) inline(b *strings.Builder, n ast.Node) {
 			r.text(b, mdResolveText(n.Value))
 		}
 	case *ast.CodeSpan:
-		var cb strings.Builder
-		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-			switch t := c.(type) {
-			case *ast.Text:
-				cb.Write(t.Segment.Value(r.src))
-			case *ast.String:
-				cb.Write(t.Value)
-			}
-		}
-		code := strings.ReplaceAll(cb.String(), "\n", " ")
-		if r.plain || r.link > 0 {
-			r.text1(b, code)
-		} else {
-			b.WriteString("<code>" + mdEscape(code) + "</code>")
-		}
+		r.codeSpan(b, n)
 	case *ast.Emphasis:
 		if n.Level >= 2 {
 			r.wrap(b, "b", &r.bold, n)
@@ -386,35 +396,11 @@ func (r *mdRenderer) inline(b *strings.Builder, n ast.Node) {
 	case *east.Strikethrough:
 		r.wrap(b, "s", &r.strike, n)
 	case *ast.Link:
-		r.link++
-		var label string
-		if r.plain {
-			label = r.plainString(n)
-		} else {
-			label = r.inlineString(n)
-		}
-		r.link--
-		r.writeLink(b, n.Destination, true, label)
+		r.linkNode(b, n)
 	case *ast.AutoLink:
-		url := n.URL(r.src)
-		if n.AutoLinkType == ast.AutoLinkEmail && !bytes.HasPrefix(bytes.ToLower(url), []byte("mailto:")) {
-			url = append([]byte("mailto:"), url...)
-		}
-		label := string(n.Label(r.src))
-		if !r.plain {
-			label = mdEscape(label)
-		}
-		r.writeLink(b, url, false, label)
+		r.autoLink(b, n)
 	case *ast.Image:
-		alt := strings.TrimSpace(r.plainString(n))
-		if r.link > 0 {
-			r.text1(b, alt) // an image inside a link: just its alt text
-			return
-		}
-		if !r.plain {
-			alt = mdEscape(alt)
-		}
-		r.writeLink(b, n.Destination, true, alt)
+		r.image(b, n)
 	case *ast.RawHTML:
 		var rb strings.Builder
 		r.rawLines(&rb, n.Segments)
@@ -430,4 +416,61 @@ func (r *mdRenderer) inline(b *strings.Builder, n ast.Node) {
 			r.inline(b, c)
 		}
 	}
+}
+
+// codeSpan writes inline code on one line; inside a link or in plain mode
+// it is just text.
+func (r *mdRenderer) codeSpan(b *strings.Builder, n *ast.CodeSpan) {
+	var cb strings.Builder
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		switch t := c.(type) {
+		case *ast.Text:
+			cb.Write(t.Segment.Value(r.src))
+		case *ast.String:
+			cb.Write(t.Value)
+		}
+	}
+	code := strings.ReplaceAll(cb.String(), "\n", " ")
+	if r.plain || r.link > 0 {
+		r.text1(b, code)
+	} else {
+		b.WriteString("<code>" + mdEscape(code) + "</code>")
+	}
+}
+
+func (r *mdRenderer) linkNode(b *strings.Builder, n *ast.Link) {
+	r.link++
+	var label string
+	if r.plain {
+		label = r.plainString(n)
+	} else {
+		label = r.inlineString(n)
+	}
+	r.link--
+	r.writeLink(b, n.Destination, true, label)
+}
+
+func (r *mdRenderer) autoLink(b *strings.Builder, n *ast.AutoLink) {
+	url := n.URL(r.src)
+	if n.AutoLinkType == ast.AutoLinkEmail && !bytes.HasPrefix(bytes.ToLower(url), []byte("mailto:")) {
+		url = append([]byte("mailto:"), url...)
+	}
+	label := string(n.Label(r.src))
+	if !r.plain {
+		label = mdEscape(label)
+	}
+	r.writeLink(b, url, false, label)
+}
+
+// image is shown as a link to it labelled with its alt text.
+func (r *mdRenderer) image(b *strings.Builder, n *ast.Image) {
+	alt := strings.TrimSpace(r.plainString(n))
+	if r.link > 0 {
+		r.text1(b, alt) // an image inside a link: just its alt text
+		return
+	}
+	if !r.plain {
+		alt = mdEscape(alt)
+	}
+	r.writeLink(b, n.Destination, true, alt)
 }

@@ -1,4 +1,4 @@
-package telegram
+package tgmd
 
 import (
 	"strings"
@@ -10,18 +10,7 @@ import (
 // table renders a GFM table as aligned monospace text (Telegram has no
 // tables).
 func (r *mdRenderer) table(t *east.Table) string {
-	var rows [][]string
-	header := false
-	for row := t.FirstChild(); row != nil; row = row.NextSibling() {
-		if _, ok := row.(*east.TableHeader); ok && len(rows) == 0 {
-			header = true
-		}
-		var cells []string
-		for cell := row.FirstChild(); cell != nil; cell = cell.NextSibling() {
-			cells = append(cells, strings.TrimSpace(r.plainString(cell)))
-		}
-		rows = append(rows, cells)
-	}
+	rows, header := r.tableCells(t)
 	ncol := 0
 	for _, row := range rows {
 		ncol = max(ncol, len(row))
@@ -37,32 +26,7 @@ func (r *mdRenderer) table(t *east.Table) string {
 	}
 	var lines []string
 	for ri, row := range rows {
-		var b strings.Builder
-		for i := 0; i < ncol; i++ {
-			if i > 0 {
-				b.WriteString(" | ")
-			}
-			cell := ""
-			if i < len(row) {
-				cell = row[i]
-			}
-			align := east.AlignNone
-			if i < len(t.Alignments) {
-				align = t.Alignments[i]
-			}
-			pad := widths[i] - mdStringWidth(cell)
-			left := 0
-			switch align {
-			case east.AlignRight:
-				left = pad
-			case east.AlignCenter:
-				left = pad / 2
-			}
-			b.WriteString(strings.Repeat(" ", left))
-			b.WriteString(cell)
-			b.WriteString(strings.Repeat(" ", pad-left))
-		}
-		lines = append(lines, strings.TrimRight(b.String(), " "))
+		lines = append(lines, tableRow(t, row, widths))
 		if ri == 0 && header {
 			var sep []string
 			for _, w := range widths {
@@ -76,6 +40,53 @@ func (r *mdRenderer) table(t *east.Table) string {
 		return ""
 	}
 	return "<pre>" + mdEscape(body) + "</pre>"
+}
+
+// tableCells is the plain text of every cell, row by row, and whether the
+// first row is a header.
+func (r *mdRenderer) tableCells(t *east.Table) (rows [][]string, header bool) {
+	for row := t.FirstChild(); row != nil; row = row.NextSibling() {
+		if _, ok := row.(*east.TableHeader); ok && len(rows) == 0 {
+			header = true
+		}
+		var cells []string
+		for cell := row.FirstChild(); cell != nil; cell = cell.NextSibling() {
+			cells = append(cells, strings.TrimSpace(r.plainString(cell)))
+		}
+		rows = append(rows, cells)
+	}
+	return rows, header
+}
+
+// tableRow lays out one row: each cell padded to its column's width and
+// aligned as the table says, columns separated by " | ".
+func tableRow(t *east.Table, row []string, widths []int) string {
+	var b strings.Builder
+	for i := range widths {
+		if i > 0 {
+			b.WriteString(" | ")
+		}
+		cell := ""
+		if i < len(row) {
+			cell = row[i]
+		}
+		align := east.AlignNone
+		if i < len(t.Alignments) {
+			align = t.Alignments[i]
+		}
+		pad := widths[i] - mdStringWidth(cell)
+		left := 0
+		switch align {
+		case east.AlignRight:
+			left = pad
+		case east.AlignCenter:
+			left = pad / 2
+		}
+		b.WriteString(strings.Repeat(" ", left))
+		b.WriteString(cell)
+		b.WriteString(strings.Repeat(" ", pad-left))
+	}
+	return strings.TrimRight(b.String(), " ")
 }
 
 // mdStringWidth approximates the monospace display width of s.

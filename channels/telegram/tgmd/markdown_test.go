@@ -1,4 +1,4 @@
-package telegram
+package tgmd
 
 import (
 	"fmt"

@@ -1,7 +1,8 @@
-package telegram
+package tgmd
 
 import (
 	"html"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -49,6 +50,14 @@ func VisibleLen(html string) int {
 	n := 0
 	splitTokenize(html, func(a splitAtom) { n += int(a.w) })
 	return n
+}
+
+var tagRE = regexp.MustCompile(`<[^>]*>`)
+
+// PlainText is the visible text of rendered HTML: what a client shows
+// when the HTML is sent as plain text.
+func PlainText(s string) string {
+	return html.UnescapeString(tagRE.ReplaceAllString(s, ""))
 }
 
 // SplitHTML splits Telegram HTML (as produced by RenderHTML) into chunks
@@ -165,14 +174,7 @@ func splitScan(s string, atoms []splitAtom, start int, stack *splitTag, limit in
 			if cur == 0 { // a single character wider than the limit
 				return i + 1, stack, i + 1, stack
 			}
-			// Hard split before atom i; avoid cutting a grapheme cluster.
-			k := i
-			for back := 0; back < 16 && k-1 > start && atoms[k-1].kind == splitText && splitJoined(atoms, k); back++ {
-				k--
-			}
-			if splitJoined(atoms, k) || atoms[k-1].kind != splitText {
-				k = i
-			}
+			k := splitHard(atoms, start, i)
 			return k, stack, k, stack
 		}
 		cur += int(a.w)
@@ -181,6 +183,19 @@ func splitScan(s string, atoms []splitAtom, start int, stack *splitTag, limit in
 		}
 	}
 	return len(atoms), stack, len(atoms), stack
+}
+
+// splitHard is where a chunk without a good break ends: before atom i,
+// moved back (a little) so as not to cut a grapheme cluster.
+func splitHard(atoms []splitAtom, start, i int) int {
+	k := i
+	for back := 0; back < 16 && k-1 > start && atoms[k-1].kind == splitText && splitJoined(atoms, k); back++ {
+		k--
+	}
+	if splitJoined(atoms, k) || atoms[k-1].kind != splitText {
+		k = i
+	}
+	return k
 }
 
 // splitJoined reports whether splitting before atoms[k] would break a
