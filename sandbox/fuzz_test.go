@@ -125,8 +125,8 @@ func FuzzResolve(f *testing.F) {
 				break
 			}
 		}
-		if rel, err := filepath.Rel(l.host, l.hostPath()); err != nil || !filepath.IsLocal(rel) && rel != "." {
-			t.Fatalf("resolve(%q): host path %q is outside %q", p, l.hostPath(), l.host)
+		if rel, err := filepath.Rel(l.host, l.files().HostPath()); err != nil || !filepath.IsLocal(rel) && rel != "." {
+			t.Fatalf("resolve(%q): host path %q is outside %q", p, l.files().HostPath(), l.host)
 		}
 		s.openInside(t, l)
 		if files, err := s.th.present([]string{p}); err == nil {
@@ -149,7 +149,7 @@ func FuzzResolve(f *testing.F) {
 // openInside opens what l names through its tree's os.Root and checks,
 // from the kernel's view of the open file, that it lies inside the tree.
 func (s *fuzzSandbox) openInside(t *testing.T, l loc) {
-	r, err := l.open()
+	r, err := l.files().Open()
 	if err != nil {
 		t.Fatalf("open tree %s: %v", l.virtual, err)
 	}

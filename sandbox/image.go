@@ -34,7 +34,7 @@ func (m *Manager) viewImageTool() tools.Tool {
 			if err != nil {
 				return "", err
 			}
-			f, st, err := l.openFile()
+			f, st, err := l.files().OpenFile()
 			if err != nil {
 				return "", err
 			}

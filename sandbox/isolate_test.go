@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/deerflow/deerflow/sandbox/bwrap"
 )
 
 func TestIsolate(t *testing.T) {
@@ -17,7 +19,7 @@ func TestIsolate(t *testing.T) {
 	home := filepath.Join(dir, "home")
 	cmd := exec.Command("sh", "-c", `echo "key=$DEMO_KEY home=$HOME pwd=$(pwd)"; cat /etc/hostname 2>&1; ls /root 2>&1; touch /mnt/user-data/workspace/ok && echo wrote; touch $HOME/h && echo home-writable; tr '\0' ' ' < /proc/1/cmdline; echo; read line; echo "got $line"`)
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/root", "DEMO_KEY=s3cret"}
-	iso, ok, err := m.Isolate(cmd, IsolateOptions{WorkDir: dir, Home: home})
+	iso, ok, err := m.Isolate(cmd, bwrap.IsolateOptions{WorkDir: dir, Home: home})
 	if err != nil || !ok {
 		t.Fatalf("isolate: %v %v", ok, err)
 	}
@@ -54,7 +56,7 @@ func TestIsolateHidesOwnFiles(t *testing.T) {
 	needBwrap(t, m)
 	writeHost(t, filepath.Join(root, "data", "deerflow.db"), "conversations")
 	cmd := exec.Command("sh", "-c", "cd "+root+" && sh tool.sh && ls data && cat config.yaml && echo end")
-	iso, ok, err := m.Isolate(cmd, IsolateOptions{WorkDir: filepath.Join(root, "data", "mcp", "x"), ReadOnly: []string{root}})
+	iso, ok, err := m.Isolate(cmd, bwrap.IsolateOptions{WorkDir: filepath.Join(root, "data", "mcp", "x"), ReadOnly: []string{root}})
 	if err != nil || !ok {
 		t.Fatalf("isolate: %v %v", ok, err)
 	}
@@ -65,7 +67,7 @@ func TestIsolateHidesOwnFiles(t *testing.T) {
 
 // runIsolated runs a prepared program the way its owner must (Start,
 // Ready, Wait, Release) and returns what it printed.
-func runIsolated(t *testing.T, iso *Isolated) (string, error) {
+func runIsolated(t *testing.T, iso *bwrap.Isolated) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
 	iso.Cmd.Stdout, iso.Cmd.Stderr = &out, &out

@@ -26,7 +26,7 @@ func (m *Manager) SaveOutput(id, name string, data []byte) (tools.File, error) {
 	if err != nil {
 		return tools.File{}, fmt.Errorf("sandbox: save output: invalid thread id %q", id)
 	}
-	defer m.locks.lock(filepath.Join(t.userData, "outputs", name))()
+	defer m.locks.Lock(filepath.Join(t.userData, "outputs", name))()
 	root, err := openSub(t.userData, "outputs")
 	if err != nil {
 		return tools.File{}, fmt.Errorf("sandbox: save output: %w", err)

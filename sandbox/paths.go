@@ -10,7 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
+
+	"github.com/deerflow/deerflow/sandbox/files"
 
 	"github.com/deerflow/deerflow/tools"
 )
@@ -57,7 +58,14 @@ type loc struct {
 	path string // the cleaned virtual path
 }
 
-func (l loc) hostPath() string { return filepath.Join(l.host, filepath.FromSlash(l.rel)) }
+// files is l as package files takes it.
+func (l loc) files() files.Loc {
+	return files.Loc{Virtual: l.virtual, Host: l.host, Rel: l.rel, Path: l.path}
+}
+
+// fail turns a filesystem error into a sentence for the model, naming only
+// the virtual path.
+func (l loc) fail(err error) error { return l.files().Fail(err) }
 
 // threadFrom returns the thread of the tool call in ctx.
 func (m *Manager) threadFrom(ctx context.Context) (*thread, error) {
@@ -147,6 +155,35 @@ func (t *thread) resolveDir(p string) (loc, error) {
 	return t.resolve(p)
 }
 
+// at is resolve for package files.
+func (t *thread) at(p string) (files.Loc, error) {
+	l, err := t.resolve(p)
+	return l.files(), err
+}
+
+// dirAt is resolveDir for package files.
+func (t *thread) dirAt(p string) (files.Loc, error) {
+	l, err := t.resolveDir(p)
+	return l.files(), err
+}
+
+// writableAt is at for a tool that writes: an error when p is in a
+// read-only area.
+func (t *thread) writableAt(p string) (files.Loc, error) {
+	l, err := t.resolve(p)
+	if err != nil {
+		return files.Loc{}, err
+	}
+	if l.readOnly {
+		return files.Loc{}, fmt.Errorf("%s is read-only (it is inside %s); write to %s instead", l.path, l.virtual, Outputs)
+	}
+	return l.files(), nil
+}
+
+// openRead opens a file for reading without blocking on a FIFO the
+// sandbox may have put in its place; callers check that it is regular.
+func openRead(r *os.Root, rel string) (*os.File, error) { return files.OpenRead(r, rel) }
+
 // openSub opens userData/dir (uploads or outputs) as an os.Root. The
 // sandbox can replace that directory with a symlink, even one to "/"; a
 // symlink is refused, so nothing else is reachable through it.
@@ -164,76 +201,6 @@ func openSub(userData, dir string) (*os.Root, error) {
 		return nil, fmt.Errorf("%s is not a directory", dir)
 	}
 	return ud.OpenRoot(dir)
-}
-
-// open opens the os.Root of l's area. The caller closes it.
-func (l loc) open() (*os.Root, error) {
-	r, err := os.OpenRoot(l.host)
-	if err != nil {
-		return nil, fmt.Errorf("%s is not available right now", l.virtual)
-	}
-	return r, nil
-}
-
-// writable returns an error when l is in a read-only area.
-func (l loc) writable() error {
-	if l.readOnly {
-		return fmt.Errorf("%s is read-only (it is inside %s); write to %s instead", l.path, l.virtual, Outputs)
-	}
-	return nil
-}
-
-// child is the location of a name inside directory l.
-func (l loc) child(name string) loc {
-	c := l
-	c.rel = path.Join(l.rel, name)
-	c.path = path.Join(l.path, name)
-	return c
-}
-
-// fail turns a filesystem error into a sentence for the model, naming only
-// the virtual path.
-func (l loc) fail(err error) error {
-	if err == nil {
-		return nil
-	}
-	var errno syscall.Errno
-	errors.As(err, &errno)
-	switch {
-	case isEscape(err):
-		return fmt.Errorf("%s leads outside the sandbox through a symbolic link; only files inside %s and the other sandbox directories can be used", l.path, l.virtual)
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s does not exist", l.path)
-	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("permission denied for %s", l.path)
-	case errno == syscall.ENAMETOOLONG:
-		return fmt.Errorf("a name in %s is too long", l.path)
-	case errno == syscall.ENOTDIR:
-		return fmt.Errorf("part of %s is not a directory", l.path)
-	case errno == syscall.EISDIR:
-		return fmt.Errorf("%s is a directory", l.path)
-	case errno == syscall.ELOOP:
-		return fmt.Errorf("%s has too many levels of symbolic links", l.path)
-	case errno == syscall.ENOSPC:
-		return errors.New("no space left on the sandbox disk")
-	case errno == syscall.ENXIO: // a FIFO without reader, a device
-		return fmt.Errorf("%s is not a regular file", l.path)
-	case errno == syscall.EROFS:
-		return fmt.Errorf("%s is read-only", l.path)
-	case errno != 0:
-		return fmt.Errorf("%s: %s", l.path, errno.Error())
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %s", l.path, pe.Err.Error())
-	}
-	return fmt.Errorf("%s: the operation failed", l.path)
-}
-
-// isEscape reports os.Root's refusal to leave the root (its sentinel is
-// not exported).
-func isEscape(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
 }
 
 // scrub replaces one host prefix with what the model may see.

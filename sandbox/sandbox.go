@@ -22,6 +22,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deerflow/deerflow/sandbox/files"
+
+	"github.com/deerflow/deerflow/sandbox/bwrap"
 	"github.com/deerflow/deerflow/sandbox/egress"
 	"github.com/deerflow/deerflow/sandbox/limit"
 	"github.com/deerflow/deerflow/tools"
@@ -38,8 +41,8 @@ const (
 
 // Virtual paths every thread sees.
 const (
-	UserData  = "/mnt/user-data"
-	Workspace = UserData + "/workspace"
+	UserData  = bwrap.UserData
+	Workspace = bwrap.Workspace
 	Uploads   = UserData + "/uploads"
 	Outputs   = UserData + "/outputs"
 	Skills    = "/mnt/skills"
@@ -100,11 +103,7 @@ type Options struct {
 }
 
 // Mount exposes a host directory inside the sandbox.
-type Mount struct {
-	HostPath string // host directory
-	Path     string // virtual path, absolute, e.g. /mnt/data
-	ReadOnly bool
-}
+type Mount = bwrap.Mount
 
 // Manager owns every thread's sandbox directories and the tools over them.
 // It is safe for concurrent use.
@@ -128,7 +127,7 @@ type Manager struct {
 	probeGo     chan struct{} // closed when the bubblewrap probe may run
 	probeOnce   sync.Once
 	offered     bashMode // how bash is offered to the model, known at once
-	locks       fileLocks
+	locks       files.Locks
 }
 
 // New checks o, creates DataDir/threads and finds out how bash can run.
@@ -225,10 +224,6 @@ func absClean(p string) (string, error) {
 	return filepath.Clean(a), nil
 }
 
-// systemDirs are the sandbox's own system paths; mounts may not go inside
-// them (the read-only binds cannot take new mount points).
-var systemDirs = []string{"/usr", "/etc", "/proc", "/dev", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
-
 // checkMounts normalises mounts and rejects ones that cannot work: relative
 // or root virtual paths, duplicates, and paths over /mnt/user-data or
 // /mnt/skills. Parents sort before children so bind order is right.
@@ -245,7 +240,7 @@ func checkMounts(in []Mount) ([]Mount, error) {
 				return nil, fmt.Errorf("sandbox: mounts[%d]: path %q overlaps %s", i, p, r)
 			}
 		}
-		for _, sys := range systemDirs {
+		for _, sys := range bwrap.SystemDirs {
 			if within(p, sys) {
 				return nil, fmt.Errorf("sandbox: mounts[%d]: path %q is inside %s, which the sandbox keeps read-only", i, p, sys)
 			}

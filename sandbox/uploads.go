@@ -11,6 +11,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/deerflow/deerflow/sandbox/files"
+
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -51,7 +53,7 @@ func (m *Manager) SaveUpload(threadID, name string, r io.Reader, maxBytes int64)
 		err = cerr
 	}
 	if err == nil && maxBytes > 0 && n > maxBytes {
-		err = fmt.Errorf("it is larger than the upload limit of %s: %w", size(maxBytes), ErrTooLarge)
+		err = fmt.Errorf("it is larger than the upload limit of %s: %w", files.Size(maxBytes), ErrTooLarge)
 	}
 	if err != nil {
 		root.Remove(saved)

@@ -9,6 +9,7 @@ import (
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/mcp"
 	"github.com/deerflow/deerflow/sandbox"
+	"github.com/deerflow/deerflow/sandbox/bwrap"
 )
 
 // newMCP builds the MCP client for cfg's servers. A stdio server runs in
@@ -43,13 +44,13 @@ func isolateMCP(sb *sandbox.Manager, dir string, s mcp.Server, cmd *exec.Cmd, lo
 	if p := s.Env["PATH"]; p != "" {
 		pathEnv = p + string(filepath.ListSeparator) + pathEnv
 	}
-	prog, err := sandbox.ProgramDirs(s.Command, s.Args, pathEnv)
+	prog, err := bwrap.ProgramDirs(s.Command, s.Args, pathEnv)
 	if err != nil {
 		return nil, nil, err
 	}
 	c := exec.Command(prog.Path, cmd.Args[1:]...)
 	c.Env = cmd.Env
-	iso, ok, err := sb.Isolate(c, sandbox.IsolateOptions{
+	iso, ok, err := sb.Isolate(c, bwrap.IsolateOptions{
 		WorkDir:  dir,
 		Home:     filepath.Join(dir, "home"),
 		ReadOnly: prog.ReadOnly,

@@ -1,4 +1,9 @@
-package sandbox
+// Package truncate keeps what the sandbox's tools return within the
+// model's limits: the head of a long listing, the start and end of a
+// command's output, counts written for people.
+//
+// It imports no package of ours.
+package truncate
 
 import (
 	"fmt"
@@ -6,15 +11,8 @@ import (
 	"unicode/utf8"
 )
 
-// Output limits, in characters, as in DeerFlow.
-const (
-	bashMaxChars = 20_000 // middle-truncated
-	readMaxChars = 50_000 // head-truncated
-	lsMaxChars   = 20_000 // head-truncated
-)
-
-// prefixRunes returns the longest prefix of s holding at most n runes.
-func prefixRunes(s string, n int) string {
+// Prefix returns the longest prefix of s holding at most n runes.
+func Prefix(s string, n int) string {
 	for i := range s {
 		if n == 0 {
 			return s[:i]
@@ -24,8 +22,8 @@ func prefixRunes(s string, n int) string {
 	return s
 }
 
-// suffixRunes returns the longest suffix of s holding at most n runes.
-func suffixRunes(s string, n int) string {
+// Suffix returns the longest suffix of s holding at most n runes.
+func Suffix(s string, n int) string {
 	i := len(s)
 	for ; n > 0 && i > 0; n-- {
 		_, size := utf8.DecodeLastRuneInString(s[:i])
@@ -34,26 +32,26 @@ func suffixRunes(s string, n int) string {
 	return s[i:]
 }
 
-// headTruncate keeps the first limit characters of s, cut at a line end when
-// one is near, and says how much was cut and how to see more (hint).
-func headTruncate(s string, limit int, hint string) string {
+// Head keeps the first limit characters of s, cut at a line end when one
+// is near, and says how much was cut and how to see more (hint).
+func Head(s string, limit int, hint string) string {
 	total := utf8.RuneCountInString(s)
 	if total <= limit {
 		return s
 	}
-	head := prefixRunes(s, limit)
+	head := Prefix(s, limit)
 	if i := strings.LastIndexByte(head, '\n'); i >= len(head)/2 {
 		head = head[:i+1]
 	}
 	shown := utf8.RuneCountInString(head)
 	return fmt.Sprintf("%s\n[output truncated: showing the first %s of %s characters; %s not shown. %s]",
-		strings.TrimRight(head, "\n"), thousands(shown), thousands(total), thousands(total-shown), hint)
+		strings.TrimRight(head, "\n"), Thousands(shown), Thousands(total), Thousands(total-shown), hint)
 }
 
-// middleTruncate keeps the start and the end of an output whose middle may
-// already have lost dropped characters (see capture), limit characters in
+// Middle keeps the start and the end of an output whose middle may
+// already have lost dropped characters (see Capture), limit characters in
 // all.
-func middleTruncate(head, tail string, dropped int, limit int) string {
+func Middle(head, tail string, dropped int, limit int) string {
 	if dropped == 0 {
 		head, tail = head+tail, ""
 	}
@@ -63,59 +61,60 @@ func middleTruncate(head, tail string, dropped int, limit int) string {
 	}
 	keep := limit / 2
 	if tail == "" {
-		tail = suffixRunes(head, keep)
-		head = prefixRunes(head, keep)
+		tail = Suffix(head, keep)
+		head = Prefix(head, keep)
 		dropped = nHead - 2*keep
 	} else {
 		if nHead > keep {
 			dropped += nHead - keep
-			head = prefixRunes(head, keep)
+			head = Prefix(head, keep)
 		}
 		if nTail > keep {
 			dropped += nTail - keep
-			tail = suffixRunes(tail, keep)
+			tail = Suffix(tail, keep)
 		}
 	}
 	return fmt.Sprintf("%s\n\n[... %s characters omitted from the middle of the output; redirect the output to a file and use grep or read_file to see all of it ...]\n\n%s",
-		head, thousands(dropped), tail)
+		head, Thousands(dropped), tail)
 }
 
-// capture is an io.Writer that keeps the first and last max bytes of what is
-// written and counts the rest, so a command's output costs bounded memory.
-type capture struct {
-	max     int
+// Capture is an io.Writer that keeps the first and last Max bytes of what
+// is written and counts the rest, so a command's output costs bounded
+// memory.
+type Capture struct {
+	Max     int
 	head    []byte
 	tail    []byte // ring buffer once full
 	next    int    // ring write position
 	dropped int
 }
 
-func (c *capture) Write(p []byte) (int, error) {
+func (c *Capture) Write(p []byte) (int, error) {
 	n := len(p)
-	if room := c.max - len(c.head); room > 0 {
+	if room := c.Max - len(c.head); room > 0 {
 		k := min(room, len(p))
 		c.head = append(c.head, p[:k]...)
 		p = p[k:]
 	}
 	for len(p) > 0 {
-		if len(c.tail) < c.max {
-			k := min(c.max-len(c.tail), len(p))
+		if len(c.tail) < c.Max {
+			k := min(c.Max-len(c.tail), len(p))
 			c.tail = append(c.tail, p[:k]...)
 			p = p[k:]
 			continue
 		}
-		k := min(c.max-c.next, len(p))
+		k := min(c.Max-c.next, len(p))
 		c.dropped += k
 		copy(c.tail[c.next:], p[:k])
-		c.next = (c.next + k) % c.max
+		c.next = (c.next + k) % c.Max
 		p = p[k:]
 	}
 	return n, nil
 }
 
-// parts returns the kept start and end of the output and how many bytes
+// Parts returns the kept start and end of the output and how many bytes
 // were dropped between them.
-func (c *capture) parts() (head, tail string, dropped int) {
+func (c *Capture) Parts() (head, tail string, dropped int) {
 	h := c.head
 	t := append(append([]byte(nil), c.tail[c.next:]...), c.tail[:c.next]...)
 	dropped = c.dropped
@@ -135,11 +134,11 @@ func (c *capture) parts() (head, tail string, dropped int) {
 	return string(h), string(t), dropped
 }
 
-// thousands formats n with comma separators.
-func thousands(n int) string {
+// Thousands formats n with comma separators.
+func Thousands(n int) string {
 	s := fmt.Sprint(n)
 	if n < 0 {
-		return "-" + thousands(-n)
+		return "-" + Thousands(-n)
 	}
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]

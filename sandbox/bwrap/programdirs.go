@@ -1,4 +1,4 @@
-package sandbox
+package bwrap
 
 import (
 	"bufio"
@@ -261,7 +261,7 @@ var secretNames = []string{".ssh", ".gnupg", ".aws", ".kube", ".docker", ".passw
 // Paths in the system directories are visible already: not needed.
 func (f *progFinder) allowed(p string) bool {
 	if strings.Count(p, "/") < 2 || within(p, UserData) || within(p, HomeDir) ||
-		slices.ContainsFunc(systemDirs, func(s string) bool { return within(p, s) }) {
+		slices.ContainsFunc(SystemDirs, func(s string) bool { return within(p, s) }) {
 		return false
 	}
 	if f.home != "" && f.home != "/" {

@@ -1,4 +1,12 @@
-package sandbox
+// Package bwrap builds bubblewrap sandboxes: the arguments that show a
+// thread's files, the skills and the mounts over a read-only system, a
+// process held until its limits and network are in place and killed with
+// everything it started, long-running programs isolated alike, and the
+// directories a program needs to run in one.
+//
+// It imports only sandbox/limit and sandbox/egress of ours; package
+// sandbox decides when and for whom a sandbox is built.
+package bwrap
 
 import (
 	"context"
@@ -12,7 +20,85 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/deerflow/deerflow/sandbox/egress"
+	"github.com/deerflow/deerflow/sandbox/limit"
 )
+
+// Virtual paths inside every sandbox.
+const (
+	UserData  = "/mnt/user-data"
+	Workspace = UserData + "/workspace"
+	// HomeDir is where an isolated program's private home is mounted.
+	HomeDir = "/mnt/home"
+)
+
+// PATH is the sandbox's PATH.
+const PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+const (
+	waitDelay = 5 * time.Second
+	// DrainDeadline bounds the wait for output still in a pipe once a
+	// command has ended.
+	DrainDeadline = 2 * time.Second
+)
+
+// SystemDirs are the sandbox's own system paths; mounts may not go inside
+// them (the read-only binds cannot take new mount points).
+var SystemDirs = []string{"/usr", "/etc", "/proc", "/dev", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// Mount exposes a host directory inside the sandbox.
+type Mount struct {
+	HostPath string // host directory
+	Path     string // virtual path, absolute, e.g. /mnt/data
+	ReadOnly bool
+}
+
+// Options says what every sandbox of a Jail shows and gets.
+type Options struct {
+	// Binary is the bubblewrap binary. Required.
+	Binary string
+	// Shell runs commands: /bin/bash, or /bin/sh without bash.
+	Shell string
+	// HostNetwork shares the host's network (and its resolv.conf); false
+	// gives each sandbox a network namespace of its own.
+	HostNetwork bool
+	// ResolvConf is a host file shown at /etc/resolv.conf; "" shows none
+	// (unless HostNetwork).
+	ResolvConf string
+	// Skills and Mounts are bound in that order; Skills read-only.
+	Skills []Mount
+	Mounts []Mount
+	// Hide are host paths masked wherever a bind would show them.
+	Hide []string
+	// Empty is an empty host file, bound over hidden files.
+	Empty string
+	// Limits puts each sandbox under its limits. Required.
+	Limits *limit.Enforcer
+	// Egress gives each sandbox the public network; nil gives none.
+	Egress *egress.Network
+}
+
+// Jail builds bubblewrap sandboxes alike. It is safe for concurrent use.
+type Jail struct {
+	o      Options
+	system []string // systemArgs, found once
+}
+
+// New returns a Jail for o, reading the host's system layout once.
+func New(o Options) *Jail {
+	return &Jail{o: o, system: systemArgs()}
+}
+
+// Shell is the shell commands run with.
+func (j *Jail) Shell() string { return j.o.Shell }
+
+// WithoutNetwork is j giving its sandboxes no network.
+func (j *Jail) WithoutNetwork() *Jail {
+	c := *j
+	c.o.Egress = nil
+	return &c
+}
 
 // etcFiles are the parts of the host's /etc a sandboxed command may read:
 // what programs need to run (loader cache, Debian alternatives, users),
@@ -75,36 +161,36 @@ func systemArgs() []string {
 // sandbox.host_network); no capabilities; sized tmpfs at /tmp and
 // /dev/shm. The environment is bubblewrap's own, which the caller sets:
 // nothing secret is ever an argument.
-func (m *Manager) bwrapArgs(r bashRunner, userData string, extra ...string) []string {
+func (j *Jail) args(userData string, extra ...string) []string {
 	a := []string{
 		"--die-with-parent", "--new-session",
 		"--unshare-user-try", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--cap-drop", "ALL", "--hostname", "sandbox",
 	}
-	if m.net != netHost {
+	if !j.o.HostNetwork {
 		a = append(a, "--unshare-net")
 	}
-	a = append(a, r.system...)
+	a = append(a, j.system...)
 	switch {
-	case m.net == netHost:
+	case j.o.HostNetwork:
 		a = append(a, "--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf")
-	case m.resolvConf != "":
-		a = append(a, "--ro-bind", m.resolvConf, "/etc/resolv.conf")
+	case j.o.ResolvConf != "":
+		a = append(a, "--ro-bind", j.o.ResolvConf, "/etc/resolv.conf")
 	}
 	a = append(a, "--proc", "/proc", "--dev", "/dev")
-	a = append(a, m.tmpfs("/dev/shm")...)
-	a = append(a, m.tmpfs("/tmp")...)
+	a = append(a, j.tmpfs("/dev/shm")...)
+	a = append(a, j.tmpfs("/tmp")...)
 	a = append(a, "--symlink", "../tmp", "/var/tmp", "--perms", "0755", "--dir", "/mnt")
 	if userData == "" {
 		a = append(a, "--dir", Workspace)
 	} else {
 		a = append(a, "--bind", userData, UserData)
 	}
-	for _, sk := range m.skills {
+	for _, sk := range j.o.Skills {
 		a = append(a, "--ro-bind-try", sk.HostPath, sk.Path)
 	}
 	var shown []Mount
-	for _, mt := range m.mounts {
+	for _, mt := range j.o.Mounts {
 		op := "--bind-try"
 		if mt.ReadOnly {
 			op = "--ro-bind-try"
@@ -112,7 +198,7 @@ func (m *Manager) bwrapArgs(r bashRunner, userData string, extra ...string) []st
 		a = append(a, op, mt.HostPath, mt.Path)
 		shown = append(shown, mt)
 	}
-	a = append(a, m.masks(shown)...)
+	a = append(a, j.masks(shown)...)
 	a = append(a, extra...)
 	// The root itself (and /etc, /mnt in it) is a tmpfs bwrap made;
 	// read-only, so nothing can be written outside the binds and /tmp.
@@ -123,17 +209,17 @@ func (m *Manager) bwrapArgs(r bashRunner, userData string, extra ...string) []st
 // a bind shows a directory that holds them: an empty tmpfs over a
 // directory, an empty file over a file (a bound /dev/null cannot be
 // opened: binds are nodev).
-func (m *Manager) masks(shown []Mount) []string {
+func (j *Jail) masks(shown []Mount) []string {
 	var a []string
 	for _, mt := range shown {
-		for _, h := range m.hide {
+		for _, h := range j.o.Hide {
 			rel, err := filepath.Rel(mt.HostPath, h)
 			if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 				continue
 			}
 			at := filepath.Join(mt.Path, rel)
 			if st, err := os.Stat(h); err == nil && !st.IsDir() {
-				a = append(a, "--ro-bind", filepath.Join(m.dataDir, "empty"), at)
+				a = append(a, "--ro-bind", j.o.Empty, at)
 			} else if err == nil {
 				a = append(a, "--tmpfs", at)
 			}
@@ -143,16 +229,16 @@ func (m *Manager) masks(shown []Mount) []string {
 }
 
 // tmpfs mounts a tmpfs at p, sized by sandbox.limits.tmp_mb.
-func (m *Manager) tmpfs(p string) []string {
-	if mb := m.limits.Limits().TmpMB; mb > 0 {
+func (j *Jail) tmpfs(p string) []string {
+	if mb := j.o.Limits.Limits().TmpMB; mb > 0 {
 		return []string{"--size", strconv.FormatInt(int64(mb)<<20, 10), "--tmpfs", p}
 	}
 	return []string{"--tmpfs", p}
 }
 
-// sandboxEnv is the whole environment a command gets: nothing inherited,
-// so no tokens or keys.
-func sandboxEnv(home, pathVar string) []string {
+// Env is the whole environment a command gets: nothing inherited, so no
+// tokens or keys.
+func Env(home, pathVar string) []string {
 	return []string{"PATH=" + pathVar, "HOME=" + home, "LANG=C.UTF-8", "TERM=dumb", "TMPDIR=/tmp"}
 }
 
@@ -186,15 +272,16 @@ func argsFile(args []string) (*os.File, error) {
 	return f, nil
 }
 
-// probe reports bubblewrap's version after running `true` in a sandbox
-// built like the real ones.
-func (m *Manager) probe(ctx context.Context, r bashRunner, version string) (string, error) {
+// Probe reports bubblewrap's version after running `true` in a sandbox
+// built like the real ones. An error wrapping a *NetworkError is a
+// sandbox that works but could not be given its network.
+func (j *Jail) Probe(ctx context.Context, version string) (string, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return "", err
 	}
 	defer pr.Close()
-	p, err := m.start(ctx, r, "", []string{r.shell, "-c", "true"}, pw)
+	p, err := j.Start(ctx, "", []string{j.o.Shell, "-c", "true"}, pw)
 	pw.Close()
 	out := make(chan string, 1)
 	go func() {
@@ -202,12 +289,12 @@ func (m *Manager) probe(ctx context.Context, r bashRunner, version string) (stri
 		out <- string(b)
 	}()
 	if err == nil {
-		err = p.cmd.Wait()
-		p.release()
+		err = p.Cmd.Wait()
+		p.Release()
 	}
-	pr.SetReadDeadline(time.Now().Add(drainDeadline))
+	pr.SetReadDeadline(time.Now().Add(DrainDeadline))
 	msg, _, _ := strings.Cut(strings.TrimSpace(<-out), "\n")
-	var ne *networkError
+	var ne *NetworkError
 	switch {
 	case errors.As(err, &ne):
 		return "", err
