@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"iter"
@@ -12,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
@@ -102,23 +102,70 @@ func newTestAgent(t *testing.T, m llm.Model, ts ...tools.Tool) (*Agent, *store.S
 	return a, st
 }
 
-// collect runs one turn and returns its events and final error.
-func collect(a *Agent, ctx context.Context, in Input) ([]Event, error) {
-	var evs []Event
+// collect runs one turn and returns its events and, when it failed, the
+// error of its event.Error.
+func collect(a *Agent, ctx context.Context, in Input) ([]event.Event, error) {
+	var evs []event.Event
 	var last error
-	for ev, err := range a.Run(ctx, in) {
+	for ev := range a.Run(ctx, in) {
 		evs = append(evs, ev)
-		last = err
+		if e, ok := ev.(event.Error); ok {
+			last = e.Err
+		}
 	}
 	return evs, last
 }
 
-func kinds(evs []Event) string {
+// kind names ev as the tests spell it.
+func kind(ev event.Event) string {
+	switch ev.(type) {
+	case event.Started:
+		return "started"
+	case event.TextDelta:
+		return "text_delta"
+	case event.ReasoningDelta:
+		return "reasoning_delta"
+	case event.TextReset:
+		return "text_reset"
+	case event.ToolCall:
+		return "tool_start"
+	case event.ToolResult:
+		return "tool_end"
+	case event.Answer:
+		return "answer"
+	case event.Error:
+		return "error"
+	case event.Stopped:
+		return "stopped"
+	}
+	return event.Name(ev)
+}
+
+func kinds(evs []event.Event) string {
 	var s []string
 	for _, e := range evs {
-		s = append(s, e.Kind.String())
+		s = append(s, kind(e))
 	}
 	return strings.Join(s, ",")
+}
+
+// is reports whether ev is a T.
+func is[T event.Event](ev event.Event) bool {
+	_, ok := ev.(T)
+	return ok
+}
+
+// text is the text of an answer or an error, or of a text delta.
+func text(ev event.Event) string {
+	switch ev := ev.(type) {
+	case event.Answer:
+		return ev.Text
+	case event.Error:
+		return ev.Text
+	case event.TextDelta:
+		return ev.Text
+	}
+	return ""
 }
 
 func storedRoles(t *testing.T, st *store.Store, thread string) string {
@@ -141,15 +188,15 @@ func TestRunWithToolCall(t *testing.T) {
 		say("The tool said hi."),
 	)
 	a, st := newTestAgent(t, m, echoTool())
-	evs, err := collect(a, context.Background(), Input{ThreadID: "t1", ChatKey: "console:local", Text: "say hi"})
+	evs, err := collect(a, context.Background(), Input{ThreadID: "t1", ChatKey: "console:local", Text: "say hi", RunID: "run_1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := kinds(evs), "started,tool_start,tool_end,text_delta,answer"; got != want {
 		t.Fatalf("events = %s, want %s", got, want)
 	}
-	if evs[len(evs)-1].Text != "The tool said hi." {
-		t.Errorf("answer = %q", evs[len(evs)-1].Text)
+	if text(evs[len(evs)-1]) != "The tool said hi." {
+		t.Errorf("answer = %q", text(evs[len(evs)-1]))
 	}
 	if got := storedRoles(t, st, "t1"); got != "user,assistant,tool,assistant" {
 		t.Errorf("stored roles = %s", got)
@@ -165,7 +212,7 @@ func TestRunWithToolCall(t *testing.T) {
 	if len(reqs[0].Tools) != 1 || reqs[0].Tools[0].Name != "echo" {
 		t.Errorf("tools offered = %+v", reqs[0].Tools)
 	}
-	run, err := st.Run(evs[0].RunID)
+	run, err := st.Run("run_1")
 	if err != nil || run.Status != store.RunDone || run.Turns != 2 {
 		t.Errorf("run = %+v, %v", run, err)
 	}
@@ -224,8 +271,8 @@ func TestMalformedArgumentsGoBackToModel(t *testing.T) {
 	if results[2] != "echo: fixed" {
 		t.Errorf("retried call result = %q", results[2])
 	}
-	if evs[len(evs)-1].Kind != EventAnswer {
-		t.Errorf("last event = %v", evs[len(evs)-1].Kind)
+	if !is[event.Answer](evs[len(evs)-1]) {
+		t.Errorf("last event = %v", kind(evs[len(evs)-1]))
 	}
 }
 
@@ -238,10 +285,10 @@ func TestPanickingToolBecomesResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var end *ToolActivity
+	var end *event.ToolResult
 	for _, e := range evs {
-		if e.Kind == EventToolEnd {
-			end = e.Tool
+		if e, ok := e.(event.ToolResult); ok {
+			end = &e
 		}
 	}
 	if end == nil || !end.IsError || !strings.Contains(end.Result, "failed unexpectedly") {
@@ -267,12 +314,12 @@ func TestStopCancelsModelStream(t *testing.T) {
 			t.Error("Stop found no active run")
 		}
 	}()
-	evs, _ := collect(a, context.Background(), Input{ThreadID: "t1", Text: "slow please"})
-	last := evs[len(evs)-1]
-	if last.Kind != EventStopped || !errors.Is(last.Err, ErrStopped) {
-		t.Fatalf("last event = %+v", last)
+	evs, _ := collect(a, context.Background(), Input{ThreadID: "t1", Text: "slow please", RunID: "run_1"})
+	last, ok := evs[len(evs)-1].(event.Stopped)
+	if !ok || !errors.Is(last.Err, ErrStopped) {
+		t.Fatalf("last event = %+v", evs[len(evs)-1])
 	}
-	run, _ := st.Run(last.RunID)
+	run, _ := st.Run("run_1")
 	if run.Status != store.RunCancelled {
 		t.Errorf("run status = %s", run.Status)
 	}
@@ -281,7 +328,7 @@ func TestStopCancelsModelStream(t *testing.T) {
 	}
 	// The thread stays usable.
 	evs, err := collect(a, context.Background(), Input{ThreadID: "t1", Text: "again"})
-	if err != nil || evs[len(evs)-1].Text != "after stop" {
+	if err != nil || text(evs[len(evs)-1]) != "after stop" {
 		t.Fatalf("next run: %v %+v", err, evs)
 	}
 }
@@ -298,8 +345,8 @@ func TestStopCancelsTools(t *testing.T) {
 	a, st := newTestAgent(t, m, slow)
 	go func() { <-entered; a.Stop("t1") }()
 	evs, _ := collect(a, context.Background(), Input{ThreadID: "t1", Text: "go"})
-	if k := evs[len(evs)-1].Kind; k != EventStopped {
-		t.Fatalf("last event = %v", k)
+	if k := evs[len(evs)-1]; !is[event.Stopped](k) {
+		t.Fatalf("last event = %v", kind(k))
 	}
 	// Every tool call has its result stored: the history is consistent.
 	if got := storedRoles(t, st, "t1"); got != "user,assistant,tool" {
@@ -333,17 +380,17 @@ func TestModelErrorIsOneSentence(t *testing.T) {
 		return nil, &llm.Error{Kind: llm.KindAuth, Status: 401, Err: errors.New("Incorrect API key provided: sk-secret")}
 	}, say("works again"))
 	a, st := newTestAgent(t, m)
-	evs, err := collect(a, context.Background(), Input{ThreadID: "t1", Text: "hi"})
+	evs, err := collect(a, context.Background(), Input{ThreadID: "t1", Text: "hi", RunID: "run_1"})
 	last := evs[len(evs)-1]
-	if err == nil || last.Kind != EventError || strings.Contains(last.Text, "sk-secret") || !strings.Contains(last.Text, "API key") {
+	if err == nil || !is[event.Error](last) || strings.Contains(text(last), "sk-secret") || !strings.Contains(text(last), "API key") {
 		t.Fatalf("error event = %+v (%v)", last, err)
 	}
-	run, _ := st.Run(last.RunID)
+	run, _ := st.Run("run_1")
 	if run.Status != store.RunError {
 		t.Errorf("run status = %s", run.Status)
 	}
 	evs, err = collect(a, context.Background(), Input{ThreadID: "t1", Text: "hi again"})
-	if err != nil || evs[len(evs)-1].Text != "works again" {
+	if err != nil || text(evs[len(evs)-1]) != "works again" {
 		t.Fatalf("thread unusable after error: %v", err)
 	}
 	// The failed turn's user message stays in the history.
@@ -363,7 +410,7 @@ func TestMaxTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last := evs[len(evs)-1]; last.Kind != EventAnswer || !strings.Contains(last.Text, "3 steps") {
+	if last := evs[len(evs)-1]; !is[event.Answer](last) || !strings.Contains(text(last), "3 steps") {
 		t.Fatalf("last = %+v", last)
 	}
 }
@@ -406,7 +453,7 @@ func TestCrashedRunIsRepaired(t *testing.T) {
 
 func TestToolEventsReachWatchers(t *testing.T) {
 	reporter := tools.Func("report", "Reports files.", func(ctx context.Context, in echoArgs) (string, error) {
-		tools.Emit(ctx, tools.Event{Kind: "files", Data: []string{in.Text}})
+		tools.Emit(ctx, event.Status{Line: in.Text})
 		return "ok", nil
 	})
 	m := &scriptModel{}
@@ -417,13 +464,29 @@ func TestToolEventsReachWatchers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range evs {
-		if e.Kind == EventTool && e.Custom.Kind == "files" {
-			b, _ := json.Marshal(e.Custom.Data)
-			if string(b) != `["/mnt/user-data/outputs/a.txt"]` {
-				t.Errorf("data = %s", b)
+		if e, ok := e.(event.Status); ok {
+			if e.Line != "/mnt/user-data/outputs/a.txt" {
+				t.Errorf("line = %q", e.Line)
 			}
 			return
 		}
 	}
 	t.Fatalf("no tool event in %s", kinds(evs))
+}
+
+// A stream cut before its end is retried by ModelRetry, which tells the
+// run's watchers, through the run's scope, to drop the text so far.
+func TestTruncatedStreamIsResetAndRetried(t *testing.T) {
+	m := &scriptModel{}
+	m.add(func(context.Context, *llm.Request) (*llm.Response, error) {
+		return nil, &llm.Error{Kind: llm.KindTruncated, Err: errors.New("cut")}
+	}, say("whole answer"))
+	a, _ := newTestAgent(t, m)
+	evs, err := collect(a, context.Background(), Input{ThreadID: "t1", Text: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := kinds(evs), "started,text_reset,text_delta,answer"; got != want {
+		t.Fatalf("events = %s, want %s", got, want)
+	}
 }

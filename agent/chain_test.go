@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/internal/testutil"
 	"github.com/deerflow/deerflow/llm"
@@ -73,8 +76,8 @@ func TestLoopDetection(t *testing.T) {
 			if want == "" {
 				want = "the script's own answer"
 			}
-			if answer.Kind != EventAnswer || !strings.Contains(answer.Text, want) {
-				t.Fatalf("answer = %v %q, want %q", answer.Kind, answer.Text, want)
+			if !is[event.Answer](answer) || !strings.Contains(text(answer), want) {
+				t.Fatalf("answer = %v %q, want %q", kind(answer), text(answer), want)
 			}
 			reqs := fake.Requests()
 			if len(reqs) != tt.wantReqs {
@@ -150,7 +153,7 @@ func TestSummarizationKeepsTheThreadCoherent(t *testing.T) {
 			text = "use the tool " + text
 		}
 		evs, err := collect(a, context.Background(), Input{ThreadID: "th_1", Text: text})
-		if err != nil || evs[len(evs)-1].Kind != EventAnswer {
+		if err != nil || !is[event.Answer](evs[len(evs)-1]) {
 			t.Fatalf("turn %d: %v %v", i, err, evs[len(evs)-1])
 		}
 	}
@@ -205,8 +208,8 @@ func TestEmptyAnswerAfterToolsIsRetriedOnce(t *testing.T) {
 	call := fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "echo", Arguments: `{"text":"hi"}`}}}
 	fake.Script(call, fakeopenai.Turn{}, fakeopenai.Turn{Text: "Here it is."})
 	evs, _ := collect(a, context.Background(), Input{ThreadID: "th_1", Text: "go"})
-	if got := evs[len(evs)-1]; got.Kind != EventAnswer || got.Text != "Here it is." {
-		t.Fatalf("answer = %v %q", got.Kind, got.Text)
+	if got := evs[len(evs)-1]; !is[event.Answer](got) || text(got) != "Here it is." {
+		t.Fatalf("answer = %v %q", kind(got), text(got))
 	}
 	if nudge := fake.Requests()[2].Last().Content; !strings.Contains(nudge, "Write your final answer") {
 		t.Errorf("the retry did not ask for the answer: %q", nudge)
@@ -214,8 +217,8 @@ func TestEmptyAnswerAfterToolsIsRetriedOnce(t *testing.T) {
 	// Twice empty: a clear sentence instead of nothing.
 	fake.Script(call, fakeopenai.Turn{}, fakeopenai.Turn{})
 	evs, _ = collect(a, context.Background(), Input{ThreadID: "th_2", Text: "go"})
-	if got := evs[len(evs)-1]; got.Kind != EventAnswer || !strings.Contains(got.Text, "gave no final answer") {
-		t.Fatalf("answer = %v %q", got.Kind, got.Text)
+	if got := evs[len(evs)-1]; !is[event.Answer](got) || !strings.Contains(text(got), "gave no final answer") {
+		t.Fatalf("answer = %v %q", kind(got), text(got))
 	}
 	if n := len(fake.Requests()); n != 6 {
 		t.Errorf("%d requests, want 6 (one retry each)", n)
@@ -230,11 +233,20 @@ func TestClarificationEndsTheRun(t *testing.T) {
 	)
 	evs, _ := collect(a, context.Background(), Input{ThreadID: "th_1", Text: "weather?"})
 	want := "❓ Which city?\n\nThe weather depends on it.\n\n1. Oslo\n2. Bergen\n\nReply with a number, or in your own words."
-	if got := evs[len(evs)-1]; got.Kind != EventAnswer || got.Text != want {
-		t.Fatalf("answer = %v %q", got.Kind, got.Text)
+	if got := evs[len(evs)-1]; !is[event.Answer](got) || text(got) != want {
+		t.Fatalf("answer = %v %q", kind(got), text(got))
 	}
 	if len(fake.Requests()) != 1 {
 		t.Errorf("the model was called %d times; the question must end the run", len(fake.Requests()))
+	}
+	var asked []event.Clarification
+	for _, ev := range evs {
+		if ev, ok := ev.(event.Clarification); ok {
+			asked = append(asked, ev)
+		}
+	}
+	if diff := cmp.Diff([]event.Clarification{{Question: "Which city?", Options: []string{"Oslo", "Bergen"}}}, asked); diff != "" {
+		t.Errorf("clarification events (-want +got):\n%s", diff)
 	}
 	collect(a, context.Background(), Input{ThreadID: "th_1", Text: "2"})
 	if got := fake.Requests()[1].Roles(); got != "system,user,assistant,tool,assistant,user" {
@@ -249,8 +261,8 @@ func TestClarificationEndsTheRun(t *testing.T) {
 		fakeopenai.Turn{Text: "Never mind."},
 	)
 	evs, _ = collect(a, context.Background(), Input{ThreadID: "th_2", Text: "hm"})
-	if got := evs[len(evs)-1]; got.Text != "Never mind." {
-		t.Errorf("after a bad clarification call: %q", got.Text)
+	if got := evs[len(evs)-1]; text(got) != "Never mind." {
+		t.Errorf("after a bad clarification call: %q", text(got))
 	}
 }
 
@@ -287,7 +299,7 @@ func TestUsageAndDailyBudget(t *testing.T) {
 	a, st, fake := fakeAgent(t, func(o *Options) { o.DailyTokenBudget = 50 })
 	fake.Script(fakeopenai.Turn{Text: "ok", Usage: &fakeopenai.Usage{PromptTokens: 40, CompletionTokens: 20, TotalTokens: 60}})
 	evs, _ := collect(a, context.Background(), Input{ThreadID: "th_1", ChatKey: "test:1", Text: "hi"})
-	if evs[len(evs)-1].Kind != EventAnswer {
+	if !is[event.Answer](evs[len(evs)-1]) {
 		t.Fatal("the first message was refused")
 	}
 	th, _ := st.Thread("th_1")
@@ -301,15 +313,15 @@ func TestUsageAndDailyBudget(t *testing.T) {
 	}
 	consumed := false
 	evs, _ = collect(a, context.Background(), Input{ThreadID: "th_1", ChatKey: "test:1", Text: "more", OnBegin: func(*store.Tx) error { consumed = true; return nil }})
-	if got := evs[len(evs)-1]; got.Kind != EventError || !strings.Contains(got.Text, "used its 50 tokens for today") {
-		t.Errorf("over budget: %v %q", got.Kind, got.Text)
+	if got := evs[len(evs)-1]; !is[event.Error](got) || !strings.Contains(text(got), "used its 50 tokens for today") {
+		t.Errorf("over budget: %v %q", kind(got), text(got))
 	}
 	if len(fake.Requests()) != 1 || !consumed {
 		t.Errorf("over budget the model was called (%d) or the message was left queued (%v)", len(fake.Requests()), consumed)
 	}
 	// Another conversation has its own budget.
 	fake.Script(fakeopenai.Turn{Text: "ok"})
-	if evs, _ := collect(a, context.Background(), Input{ThreadID: "th_2", ChatKey: "test:2", Text: "hi"}); evs[len(evs)-1].Kind != EventAnswer {
+	if evs, _ := collect(a, context.Background(), Input{ThreadID: "th_2", ChatKey: "test:2", Text: "hi"}); !is[event.Answer](evs[len(evs)-1]) {
 		t.Error("another conversation was refused")
 	}
 }

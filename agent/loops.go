@@ -11,27 +11,6 @@ import (
 	"github.com/deerflow/deerflow/llm"
 )
 
-// RunState returns the value kept under key for the run that ctx belongs
-// to (a model call's context), creating it with init on first use: the
-// per-run memory of a middleware. Outside a run it returns a fresh value.
-func RunState[T any](ctx context.Context, key string, init func() *T) *T {
-	r, ok := ctx.Value(streamKey{}).(*run)
-	if !ok {
-		return init()
-	}
-	r.stateMu.Lock()
-	defer r.stateMu.Unlock()
-	if v, ok := r.state[key].(*T); ok {
-		return v
-	}
-	if r.state == nil {
-		r.state = map[string]any{}
-	}
-	v := init()
-	r.state[key] = v
-	return v
-}
-
 // LoopLimits are the thresholds of loop detection. Zero fields take the
 // defaults.
 type LoopLimits struct {
@@ -74,8 +53,8 @@ func LoopDetection(limits LoopLimits) Middleware {
 	l := limits.withDefaults()
 	return Middleware{
 		Name: "loop_detection",
-		WrapModel: func(ctx context.Context, req *llm.Request, next ModelNext) (*llm.Response, error) {
-			st := RunState(ctx, "loop_detection", func() *loopState {
+		WrapModel: func(ctx context.Context, rs *RunScope, req *llm.Request, next ModelNext) (*llm.Response, error) {
+			st := RunValue(rs, "loop_detection", func() *loopState {
 				return &loopState{perTool: map[string]int{}, warned: map[string]bool{}}
 			})
 			if st.note != "" {

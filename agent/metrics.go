@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/metrics"
 )
@@ -28,21 +29,21 @@ func (r *run) measure() {
 
 // noteEnd remembers the outcome a run's last event tells. An answer that
 // asks the person a question was marked (Clarification) before it.
-func (r *run) noteEnd(ev *Event) {
-	switch ev.Kind {
-	case EventAnswer:
+func (r *run) noteEnd(ev event.Event) {
+	switch ev := ev.(type) {
+	case event.Answer:
 		if ev.Capped {
 			r.outcome = metrics.Capped
 		} else if r.outcome != metrics.Clarification {
 			r.outcome = metrics.Answered
 		}
-	case EventError:
+	case event.Error:
 		if errors.Is(ev.Err, errBudget) {
 			r.outcome = metrics.OverBudget
 		} else {
 			r.outcome = metrics.Failed
 		}
-	case EventStopped:
+	case event.Stopped:
 		if errors.Is(ev.Err, ErrStopped) || errors.Is(ev.Err, context.Canceled) {
 			r.outcome = metrics.Stopped
 		} else {

@@ -22,9 +22,12 @@ type ToolResult struct {
 // Middleware wraps model calls, tool calls, or both. A nil field passes
 // through. Wrappers never rewrite stored history: history edits (repairs,
 // summaries) are explicit, persisted steps of the run loop.
+//
+// A model wrapper is given the run the call belongs to (rs): its per-run
+// memory (RunValue) and its stream (ResetText).
 type Middleware struct {
 	Name      string
-	WrapModel func(ctx context.Context, req *llm.Request, next ModelNext) (*llm.Response, error)
+	WrapModel func(ctx context.Context, rs *RunScope, req *llm.Request, next ModelNext) (*llm.Response, error)
 	WrapTool  func(ctx context.Context, call llm.ToolCall, next ToolNext) ToolResult
 }
 
@@ -57,7 +60,7 @@ func Chain(loops LoopLimits) []Middleware {
 
 // chain is a composed middleware list.
 type chain struct {
-	model []func(context.Context, *llm.Request, ModelNext) (*llm.Response, error)
+	model []func(context.Context, *RunScope, *llm.Request, ModelNext) (*llm.Response, error)
 	tool  []func(context.Context, llm.ToolCall, ToolNext) ToolResult
 }
 
@@ -74,14 +77,14 @@ func compose(mws []Middleware) chain {
 	return c
 }
 
-// callModel runs req through the model wrappers, outermost first, ending at
-// last.
-func (c chain) callModel(ctx context.Context, req *llm.Request, last ModelNext) (*llm.Response, error) {
+// callModel runs req, a model call of the run rs, through the model
+// wrappers, outermost first, ending at last.
+func (c chain) callModel(ctx context.Context, rs *RunScope, req *llm.Request, last ModelNext) (*llm.Response, error) {
 	next := last
 	for i := len(c.model) - 1; i >= 0; i-- {
 		wrap, inner := c.model[i], next
 		next = func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-			return wrap(ctx, req, inner)
+			return wrap(ctx, rs, req, inner)
 		}
 	}
 	return next(ctx, req)

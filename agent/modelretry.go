@@ -13,14 +13,14 @@ import (
 func ModelRetry(n int) Middleware {
 	return Middleware{
 		Name: "model_retry",
-		WrapModel: func(ctx context.Context, req *llm.Request, next ModelNext) (*llm.Response, error) {
+		WrapModel: func(ctx context.Context, rs *RunScope, req *llm.Request, next ModelNext) (*llm.Response, error) {
 			for attempt := 0; ; attempt++ {
 				resp, err := next(ctx, req)
 				var le *llm.Error
 				if err == nil || attempt >= n || ctx.Err() != nil || !errors.As(err, &le) || le.Kind != llm.KindTruncated {
 					return resp, err
 				}
-				resetStream(ctx)
+				rs.ResetText()
 			}
 		},
 	}

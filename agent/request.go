@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/tools"
 )
@@ -52,9 +53,9 @@ func (r *run) streamModel(ctx context.Context, req *llm.Request) (*llm.Response,
 		}
 		switch {
 		case c.Text != "":
-			r.emit(Event{Kind: EventTextDelta, Text: c.Text})
+			r.emit(event.TextDelta{Text: c.Text})
 		case c.Reasoning != "":
-			r.emit(Event{Kind: EventReasoningDelta, Text: c.Reasoning})
+			r.emit(event.ReasoningDelta{Text: c.Reasoning})
 		case c.Done != nil:
 			return c.Done, nil
 		}
@@ -63,20 +64,6 @@ func (r *run) streamModel(ctx context.Context, req *llm.Request) (*llm.Response,
 		return nil, err
 	}
 	return nil, &llm.Error{Kind: llm.KindTruncated, Err: errors.New("stream ended without a final chunk")}
-}
-
-type streamKey struct{}
-
-func withStream(ctx context.Context, r *run) context.Context {
-	return context.WithValue(ctx, streamKey{}, r)
-}
-
-// resetStream tells the run's watchers to discard the text streamed by a
-// model call that is about to be retried.
-func resetStream(ctx context.Context) {
-	if r, ok := ctx.Value(streamKey{}).(*run); ok {
-		r.emit(Event{Kind: EventTextReset})
-	}
 }
 
 // toolSpecs is what the model is offered: every tool, or those of allowed;

@@ -7,8 +7,8 @@ import (
 	"iter"
 	"log/slog"
 	"strings"
-	"sync"
 
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/logctx"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/metrics"
@@ -17,14 +17,15 @@ import (
 )
 
 // Run runs one user turn on in.ThreadID and streams what happens. The
-// sequence always ends with EventAnswer, EventError or EventStopped; the
-// error of the last pair is non-nil for EventError. Stopping the iteration
-// early cancels the run.
+// sequence always ends with exactly one event.Answer, event.Error or
+// event.Stopped (whose Err is ErrStopped after Stop). Stopping the
+// iteration early cancels the run. A caller that needs the run's id sets
+// in.RunID (NewID("run_")); it is assigned when empty.
 //
 // The thread is persisted after every step, so a crash at any point leaves
 // a history the next run can continue from (see repairHistory).
-func (a *Agent) Run(ctx context.Context, in Input) iter.Seq2[Event, error] {
-	return func(yield func(Event, error) bool) {
+func (a *Agent) Run(ctx context.Context, in Input) iter.Seq[event.Event] {
+	return func(yield func(event.Event) bool) {
 		if in.RunID == "" {
 			in.RunID = NewID("run_")
 		}
@@ -37,12 +38,12 @@ func (a *Agent) Run(ctx context.Context, in Input) iter.Seq2[Event, error] {
 		defer cancel(nil)
 		ar := &activeRun{id: in.RunID, started: a.opts.Now(), cancel: cancel, done: make(chan struct{})}
 		if !a.acquire(in.ThreadID, ar) {
-			yield(Event{Kind: EventError, RunID: in.RunID, ThreadID: in.ThreadID,
-				Text: "I'm still working on the previous message in this conversation.", Err: ErrThreadBusy}, ErrThreadBusy)
+			yield(event.Error{Text: "I'm still working on the previous message in this conversation.", Err: ErrThreadBusy})
 			return
 		}
 		defer a.release(in.ThreadID, ar)
 		r := &run{a: a, in: &in, ctx: ctx, cancel: cancel, yield: yield, ar: ar}
+		r.scope = &RunScope{reset: func() { r.emit(event.TextReset{}) }}
 		r.measure()
 	}
 }
@@ -53,24 +54,23 @@ type run struct {
 	in     *Input
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	yield  func(Event, error) bool
+	yield  func(event.Event) bool
 	ar     *activeRun
-	gone   bool // the consumer stopped iterating
-	capped bool // the run reached MaxTurns
+	scope  *RunScope // the run as its model wrappers see it
+	gone   bool      // the consumer stopped iterating
+	capped bool      // the run reached MaxTurns
 
-	allowed []string       // the only tools of this run; nil: all
-	usage   llm.Usage      // the run's tokens so far
-	nudge   string         // a hidden note for the next model call only
-	images  []llm.Image    // attached to the next model call only
-	summary string         // the thread's summary, given before its messages
-	daily   dailyUsage     // the conversation's tokens today (budget)
-	stateMu sync.Mutex     // guards state
-	state   map[string]any // middlewares' per-run values (RunState)
-	userIdx int            // the run's user message in history
-	turnCtx string         // TurnContext's text, given with it
-	system  string         // the system prompt, built at the first model call
-	outcome string         // how the run ended, for the metrics (noteEnd)
-	gate    bool           // the begin commit must land before the next event (see exec)
+	allowed []string    // the only tools of this run; nil: all
+	usage   llm.Usage   // the run's tokens so far
+	nudge   string      // a hidden note for the next model call only
+	images  []llm.Image // attached to the next model call only
+	summary string      // the thread's summary, given before its messages
+	daily   dailyUsage  // the conversation's tokens today (budget)
+	userIdx int         // the run's user message in history
+	turnCtx string      // TurnContext's text, given with it
+	system  string      // the system prompt, built at the first model call
+	outcome string      // how the run ended, for the metrics (noteEnd)
+	gate    bool        // the begin commit must land before the next event (see exec)
 
 	thread  *store.Thread
 	model   ModelRef
@@ -82,21 +82,16 @@ type run struct {
 }
 
 // emit hands ev to the consumer. Only the run's own goroutine calls it.
-func (r *run) emit(ev Event) {
+func (r *run) emit(ev event.Event) {
 	if r.gone {
 		return
 	}
-	if r.gate && ev.Kind != EventStarted {
+	if _, started := ev.(event.Started); r.gate && !started {
 		r.gate = false
 		r.wait() // an error is kept in writeErr: the answer becomes a failure
 	}
-	ev.RunID, ev.ThreadID = r.in.RunID, r.in.ThreadID
-	r.noteEnd(&ev)
-	var err error
-	if ev.Kind == EventError {
-		err = ev.Err
-	}
-	if !r.yield(ev, err) {
+	r.noteEnd(ev)
+	if !r.yield(ev) {
 		r.gone = true
 		r.cancel(context.Canceled)
 	}
@@ -109,15 +104,7 @@ const DamagedText = "This conversation's stored history is damaged and can't be 
 
 func (r *run) exec() {
 	if err := r.begin(); err != nil {
-		if errors.Is(err, errBudget) {
-			r.emit(Event{Kind: EventError, Text: r.budgetText(), Err: err})
-			return
-		}
-		if errors.Is(err, store.ErrDamaged) { // quarantined: see DamagedText
-			r.fail(err, DamagedText)
-			return
-		}
-		r.fail(err, "I couldn't load this conversation; please try again.")
+		r.failBegin(err)
 		return
 	}
 	// The message leaves its intake queue in the begin commit. The model
@@ -126,7 +113,7 @@ func (r *run) exec() {
 	// message either shows nothing of its run and runs again, or is known
 	// to have started (and is reported interrupted), never both.
 	r.gate = r.in.OnBegin != nil
-	r.emit(Event{Kind: EventStarted, Model: r.model.Name})
+	r.emit(event.Started{Model: r.model.Name})
 	toolCtx := r.ctx
 	if f := r.a.opts.ToolContext; f != nil {
 		c, err := f(r.ctx, r.in)
@@ -140,73 +127,9 @@ func (r *run) exec() {
 		r.allowed = f(r.in)
 	}
 	specs := toolSpecs(r.a.opts.Tools, r.allowed, r.model.Vision)
-	toolRounds, retried := 0, false
+	var p progress
 	for turn := 1; turn <= r.a.opts.MaxTurns; turn++ {
-		if err := r.compact(); err != nil {
-			if r.ctx.Err() != nil {
-				r.stopped()
-				return
-			}
-			r.a.log.WarnContext(r.ctx, "summarizing the conversation failed; going on without", "thread", r.in.ThreadID, "err", err)
-		}
-		req := &llm.Request{
-			Model:       r.model.ID,
-			Messages:    r.messages(),
-			Tools:       specs,
-			MaxTokens:   r.model.MaxTokens,
-			Temperature: r.model.Temperature,
-		}
-		resp, err := r.a.chain.callModel(withStream(r.ctx, r), req, r.callModel)
-		r.images, r.nudge = nil, "" // given to this call only
-		if err != nil {
-			if r.ctx.Err() != nil {
-				r.stopped()
-				return
-			}
-			r.fail(err, llm.UserMessage(err))
-			return
-		}
-		r.usage.PromptTokens += resp.Usage.PromptTokens
-		r.usage.CompletionTokens += resp.Usage.CompletionTokens
-		r.usage.TotalTokens += resp.Usage.TotalTokens
-		r.rec.Turns = turn
-		r.rec.PromptTokens, r.rec.CompletionTokens = r.usage.PromptTokens, r.usage.CompletionTokens
-
-		msg := fromLLM(&resp.Message, r.in.RunID, r.a.opts.Now())
-		calls := resp.Message.ToolCalls
-		if len(calls) == 0 {
-			if strings.TrimSpace(msg.Content) == "" && toolRounds > 0 && !retried && resp.FinishReason != "length" && resp.FinishReason != "content_filter" {
-				// An empty answer after tool calls: ask once more.
-				retried = true
-				r.nudge = "(Your last reply was empty. Write your final answer to the user now, based on the results above.)"
-				r.emit(Event{Kind: EventTextReset})
-				continue
-			}
-			if strings.TrimSpace(msg.Content) == "" {
-				msg.Content = emptyAnswer(resp.FinishReason, toolRounds > 0)
-			}
-			r.finish(msg, r.usage)
-			return
-		}
-		if err := r.save(msg); err != nil {
-			r.fail(err, "I couldn't save this conversation; please try again.")
-			return
-		}
-		results := r.runTools(toolCtx, turn, calls)
-		toolRounds++
-		if err := r.save(results...); err != nil {
-			r.fail(err, "I couldn't save this conversation; please try again.")
-			return
-		}
-		if r.ctx.Err() != nil {
-			r.stopped()
-			return
-		}
-		if text, ok := r.ending(calls, results); ok {
-			// A tool that ends the run (ask_clarification): its result is
-			// what the person reads, and their next message answers it.
-			r.outcome = metrics.Clarification
-			r.finish(&store.Message{Role: "assistant", Content: text, RunID: r.in.RunID, Time: r.a.opts.Now()}, r.usage)
+		if r.step(toolCtx, turn, specs, &p) {
 			return
 		}
 	}
@@ -217,6 +140,112 @@ func (r *run) exec() {
 		RunID:   r.in.RunID,
 		Time:    r.a.opts.Now(),
 	}, r.usage)
+}
+
+// failBegin ends a run that could not begin.
+func (r *run) failBegin(err error) {
+	switch {
+	case errors.Is(err, errBudget):
+		r.emit(event.Error{Text: r.budgetText(), Err: err})
+	case errors.Is(err, store.ErrDamaged): // quarantined: see DamagedText
+		r.fail(err, DamagedText)
+	default:
+		r.fail(err, "I couldn't load this conversation; please try again.")
+	}
+}
+
+// progress is what the turns of a run remember of each other.
+type progress struct {
+	toolRounds int  // turns that ran tool calls
+	retried    bool // an empty answer after tool calls was asked again
+}
+
+// step is one turn of the run: a model call and, when the model asks for
+// them, its tool calls. It reports whether the run ended.
+func (r *run) step(toolCtx context.Context, turn int, specs []llm.ToolSpec, p *progress) bool {
+	if err := r.compact(); err != nil {
+		if r.ctx.Err() != nil {
+			r.stopped()
+			return true
+		}
+		r.a.log.WarnContext(r.ctx, "summarizing the conversation failed; going on without", "thread", r.in.ThreadID, "err", err)
+	}
+	resp, err := r.ask(turn, specs)
+	if err != nil {
+		if r.ctx.Err() != nil {
+			r.stopped()
+			return true
+		}
+		r.fail(err, llm.UserMessage(err))
+		return true
+	}
+	msg := fromLLM(&resp.Message, r.in.RunID, r.a.opts.Now())
+	if calls := resp.Message.ToolCalls; len(calls) > 0 {
+		return r.act(toolCtx, turn, msg, calls, p)
+	}
+	if strings.TrimSpace(msg.Content) == "" && p.toolRounds > 0 && !p.retried && resp.FinishReason != "length" && resp.FinishReason != "content_filter" {
+		// An empty answer after tool calls: ask once more.
+		p.retried = true
+		r.nudge = "(Your last reply was empty. Write your final answer to the user now, based on the results above.)"
+		r.emit(event.TextReset{})
+		return false
+	}
+	if strings.TrimSpace(msg.Content) == "" {
+		msg.Content = emptyAnswer(resp.FinishReason, p.toolRounds > 0)
+	}
+	r.finish(msg, r.usage)
+	return true
+}
+
+// ask makes the turn's model call through the middleware chain and counts
+// its tokens.
+func (r *run) ask(turn int, specs []llm.ToolSpec) (*llm.Response, error) {
+	req := &llm.Request{
+		Model:       r.model.ID,
+		Messages:    r.messages(),
+		Tools:       specs,
+		MaxTokens:   r.model.MaxTokens,
+		Temperature: r.model.Temperature,
+	}
+	resp, err := r.a.chain.callModel(r.ctx, r.scope, req, r.callModel)
+	r.images, r.nudge = nil, "" // given to this call only
+	if err != nil {
+		return nil, err
+	}
+	r.usage.PromptTokens += resp.Usage.PromptTokens
+	r.usage.CompletionTokens += resp.Usage.CompletionTokens
+	r.usage.TotalTokens += resp.Usage.TotalTokens
+	r.rec.Turns = turn
+	r.rec.PromptTokens, r.rec.CompletionTokens = r.usage.PromptTokens, r.usage.CompletionTokens
+	return resp, nil
+}
+
+// act stores the model's tool-calling message msg, runs its calls and
+// stores their results. It reports whether the run ended (it failed or
+// stopped, or a call ended it).
+func (r *run) act(toolCtx context.Context, turn int, msg *store.Message, calls []llm.ToolCall, p *progress) bool {
+	if err := r.save(msg); err != nil {
+		r.fail(err, "I couldn't save this conversation; please try again.")
+		return true
+	}
+	results := r.runTools(toolCtx, turn, calls)
+	p.toolRounds++
+	if err := r.save(results...); err != nil {
+		r.fail(err, "I couldn't save this conversation; please try again.")
+		return true
+	}
+	if r.ctx.Err() != nil {
+		r.stopped()
+		return true
+	}
+	if text, ok := r.ending(calls, results); ok {
+		// A tool that ends the run (ask_clarification): its result is
+		// what the person reads, and their next message answers it.
+		r.outcome = metrics.Clarification
+		r.finish(&store.Message{Role: "assistant", Content: text, RunID: r.in.RunID, Time: r.a.opts.Now()}, r.usage)
+		return true
+	}
+	return false
 }
 
 // ending returns the result of a call that ends the run, if one did (and
@@ -245,114 +274,6 @@ func emptyAnswer(finish string, afterTools bool) string {
 		return "I finished the steps above, but the model gave no final answer. Ask me to sum up what I found, or try again."
 	}
 	return "(The model returned an empty answer.)"
-}
-
-// begin loads the thread and its history (repairing it where a crash left
-// tool calls unanswered) and starts recording the user's message and the
-// run. That write commits while the first model request is under way; every
-// later write waits for it (see r.pending).
-func (r *run) begin() error {
-	a, in := r.a, r.in
-	now := a.opts.Now()
-	var msgs []*store.Message
-	if a.opts.Ephemeral {
-		r.thread = &store.Thread{ID: in.ThreadID, ChatKey: in.ChatKey, Created: now}
-	}
-	err := a.opts.Store.View(func(tx *store.Tx) error {
-		if a.opts.Ephemeral {
-			return nil
-		}
-		t, err := tx.Thread(in.ThreadID)
-		if errors.Is(err, store.ErrNotFound) {
-			t = &store.Thread{ID: in.ThreadID, ChatKey: in.ChatKey, Created: now}
-		} else if err != nil {
-			return err
-		}
-		r.thread = t
-		if a.opts.DailyTokenBudget > 0 {
-			if r.daily, err = readDaily(tx, in.ChatKey); err != nil {
-				return err
-			}
-		}
-		if cached, ok := a.history.get(in.ThreadID); ok {
-			msgs = cached
-			return nil
-		}
-		msgs, err = tx.Messages(in.ThreadID, t.SummarySeq)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	r.summary = r.thread.Summary
-	if r.overBudget() {
-		if in.OnBegin != nil { // the message is handled: by saying no
-			r.write(in.OnBegin)
-			if err := r.wait(); err != nil {
-				return err
-			}
-		}
-		return errBudget
-	}
-	name := in.Model
-	if name == "" {
-		name = r.thread.Model
-	}
-	r.model, _ = a.Model(name)
-	r.ar.model = r.model.Name
-
-	from, tail := repairHistory(msgs)
-	repaired := from < len(msgs) || len(tail) > 0
-	var fromSeq uint64 = 1
-	if repaired {
-		if from < len(msgs) {
-			fromSeq = msgs[from].Seq
-		} else if len(msgs) > 0 {
-			fromSeq = msgs[len(msgs)-1].Seq + 1
-		}
-		a.log.InfoContext(r.ctx, "repairing thread history", "thread", in.ThreadID, "from_seq", fromSeq, "messages", len(tail))
-		msgs = append(msgs[:from:from], tail...)
-	}
-	user := &store.Message{Role: "user", Content: in.Text, RunID: in.RunID, Time: now}
-	r.userIdx = len(msgs)
-	r.history = append(msgs, user)
-	if a.opts.TurnContext != nil {
-		r.turnCtx = strings.TrimSpace(a.opts.TurnContext(r.ctx, in))
-	}
-	r.thread.Updated = now
-	r.rec = &store.Run{
-		ID: in.RunID, ThreadID: in.ThreadID, ChatKey: in.ChatKey, Model: r.model.Name,
-		Status: store.RunRunning, Started: now, MessageID: in.MessageID, UserID: in.UserID,
-	}
-	thread, rec := *r.thread, *r.rec
-	r.write(func(tx *store.Tx) error {
-		if repaired {
-			if err := tx.ReplaceMessagesFrom(in.ThreadID, fromSeq, tail...); err != nil {
-				return err
-			}
-		}
-		if err := tx.AppendMessages(in.ThreadID, user); err != nil {
-			return err
-		}
-		if in.OnBegin != nil {
-			if err := in.OnBegin(tx); err != nil {
-				return err
-			}
-		}
-		cur, err := tx.Thread(in.ThreadID) // others may have changed it (title, model)
-		if errors.Is(err, store.ErrNotFound) {
-			cur = &thread
-		} else if err != nil {
-			return err
-		}
-		cur.Updated = thread.Updated
-		if err := tx.PutThread(cur); err != nil {
-			return err
-		}
-		rec.FirstSeq = user.Seq
-		return tx.PutRun(&rec)
-	})
-	return nil
 }
 
 // write starts committing fn (grouped with other conversations' writes)
@@ -453,7 +374,7 @@ func (r *run) finish(answer *store.Message, usage llm.Usage) {
 		}
 		return nil
 	}, answer)
-	r.emit(Event{Kind: EventAnswer, Text: answer.Content, Model: r.model.Name, Usage: usage, Capped: r.capped})
+	r.emit(event.Answer{Text: answer.Content, Usage: event.Usage{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens}, Capped: r.capped})
 	if err := r.wait(); err != nil {
 		r.a.log.ErrorContext(r.ctx, "saving the answer failed after it was delivered", "thread", r.in.ThreadID, "err", err)
 		return
@@ -473,7 +394,7 @@ func (r *run) fail(err error, userText string) {
 			r.a.log.ErrorContext(r.ctx, "recording failed run", "err", serr)
 		}
 	}
-	r.emit(Event{Kind: EventError, Text: userText, Err: err})
+	r.emit(event.Error{Text: userText, Err: err})
 }
 
 func (r *run) stopped() {
@@ -487,5 +408,5 @@ func (r *run) stopped() {
 	} else {
 		r.a.history.put(r.in.ThreadID, r.history)
 	}
-	r.emit(Event{Kind: EventStopped, Err: cause})
+	r.emit(event.Stopped{Err: cause})
 }

@@ -57,7 +57,7 @@ func (a *Agent) Active(threadID string) (RunInfo, bool) {
 
 // Stop cancels the thread's running run: its model stream and tool calls
 // stop at once. It reports whether a run was active. The run's events end
-// with EventStopped.
+// with event.Stopped.
 func (a *Agent) Stop(threadID string) bool {
 	a.mu.Lock()
 	r, ok := a.active[threadID]

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/store"
@@ -27,17 +28,17 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 		res ToolResult
 		dur time.Duration
 	}
-	evs := make(chan Event, 16)
+	evs := make(chan event.Event, 16)
 	fin := make(chan done, len(calls))
 	closed := make(chan struct{})
 	defer close(closed)
 
-	acts := make([]*ToolActivity, len(calls))
+	starts := make([]event.ToolCall, len(calls))
 	batch := make([]string, len(calls))
 	for i, call := range calls {
-		acts[i] = &ToolActivity{CallID: call.ID, Name: call.Name, Summary: summarize(call)}
+		starts[i] = event.ToolCall{CallID: call.ID, Name: call.Name, Summary: summarize(call)}
 		batch[i] = call.Name
-		r.emit(Event{Kind: EventToolStart, Tool: acts[i]})
+		r.emit(starts[i])
 	}
 	var attach func(string, []byte)
 	if r.model.Vision {
@@ -56,9 +57,12 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 		env := &tools.Env{
 			ThreadID: workspace, RunID: r.in.RunID, ChatKey: r.in.ChatKey, UserID: r.in.UserID, CallID: call.ID,
 			Model: r.model.Name, Turn: turn, Batch: batch, Index: i, Attach: attach,
-			Emit: func(e tools.Event) {
+			Emit: func(e event.Event) {
+				if e == nil {
+					return
+				}
 				select {
-				case evs <- Event{Kind: EventTool, Custom: &e, Tool: acts[i]}:
+				case evs <- e:
 				case <-closed:
 				}
 			},
@@ -94,9 +98,9 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 				Role: "tool", ToolCallID: call.ID, Name: call.Name, Content: content,
 				RunID: r.in.RunID, Time: r.a.opts.Now(),
 			}
-			act := *acts[d.i]
-			act.Result, act.IsError, act.Duration = tools.Clip(content, 200), d.res.IsError, d.dur
-			r.emit(Event{Kind: EventToolEnd, Tool: &act})
+			s := starts[d.i]
+			r.emit(event.ToolResult{CallID: s.CallID, Name: s.Name, Summary: s.Summary,
+				Result: tools.Clip(content, 200), IsError: d.res.IsError, Duration: d.dur})
 		}
 	}
 	for {

@@ -33,8 +33,8 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	runevent "github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/store"
-	"github.com/deerflow/deerflow/tools"
 )
 
 // Options configures a Server. Zero numbers take the documented defaults.
@@ -46,7 +46,7 @@ type Options struct {
 	Agent *agent.Agent // required
 	// Files finds a file in a thread's outputs by name (checked like a
 	// presented file); nil: the files route finds nothing.
-	Files func(threadID, name string) (tools.File, error)
+	Files func(threadID, name string) (runevent.File, error)
 	// RemoveFiles deletes a thread's files on disk (workspace, uploads,
 	// outputs) when the thread is deleted; nil: none are removed.
 	RemoveFiles func(threadID string) error

@@ -7,8 +7,9 @@ import (
 	"path"
 
 	"github.com/deerflow/deerflow/agent"
+	// runevent: api has its own type event (an SSE event, runs.go).
+	runevent "github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/store"
-	"github.com/deerflow/deerflow/tools"
 )
 
 // execute runs r through the agent and turns its events into the run's
@@ -48,34 +49,22 @@ func (s *Server) execute(r *run) (status, errText string) {
 		RunID: r.id, ThreadID: r.threadID, ChatKey: chatKey(r.threadID), UserID: r.user,
 		Text: r.input, Model: r.model, OnBegin: r.onBegin(),
 	}) {
-		switch ev.Kind {
-		case agent.EventStarted:
-			r.add("run_started", map[string]any{"run_id": r.id, "model": ev.Model})
-		case agent.EventTextDelta:
-			r.add("message_delta", map[string]string{"content": ev.Text})
-		case agent.EventReasoningDelta:
-			r.add("reasoning_delta", map[string]string{"content": ev.Text})
-		case agent.EventTextReset:
-			r.add("message_reset", map[string]string{"reason": "the model call is being retried; discard the text since the last tool call"})
-		case agent.EventToolStart:
-			r.add("tool_start", toolJSON(ev.Tool, false))
-		case agent.EventToolEnd:
-			r.add("tool_end", toolJSON(ev.Tool, true))
-		case agent.EventTool:
-			s.custom(r, ev.Custom)
-		case agent.EventAnswer:
+		switch ev := ev.(type) {
+		case runevent.Answer:
 			r.add("message", map[string]any{"role": "assistant", "content": ev.Text,
 				"usage": map[string]int{"prompt_tokens": ev.Usage.PromptTokens, "completion_tokens": ev.Usage.CompletionTokens}})
 			status, errText = statusSuccess, ""
-		case agent.EventError:
+		case runevent.Error:
 			code := "run_failed"
 			if errors.Is(ev.Err, agent.ErrThreadBusy) {
 				code = "thread_busy"
 			}
 			r.add("error", apiError{Code: code, Message: ev.Text})
 			status, errText = statusError, ev.Text
-		case agent.EventStopped:
+		case runevent.Stopped:
 			status, errText = statusInterrupted, stopText(ev.Err, context.Cause(ctx))
+		default:
+			s.progress(r, ev)
 		}
 	}
 	if !r.began.Load() {
@@ -131,58 +120,68 @@ func stopText(evErr, cause error) string {
 	return "interrupted: deerflow is shutting down"
 }
 
-func toolJSON(t *agent.ToolActivity, end bool) map[string]any {
-	if t == nil {
-		return map[string]any{}
+// progress passes on an event of a run under way.
+func (s *Server) progress(r *run, ev runevent.Event) {
+	switch ev := ev.(type) {
+	case runevent.Started:
+		r.add("run_started", map[string]any{"run_id": r.id, "model": ev.Model})
+	case runevent.TextDelta:
+		r.add("message_delta", map[string]string{"content": ev.Text})
+	case runevent.ReasoningDelta:
+		r.add("reasoning_delta", map[string]string{"content": ev.Text})
+	case runevent.TextReset:
+		r.add("message_reset", map[string]string{"reason": "the model call is being retried; discard the text since the last tool call"})
+	case runevent.ToolCall:
+		r.add("tool_start", map[string]any{"call_id": ev.CallID, "name": ev.Name, "summary": ev.Summary})
+	case runevent.ToolResult:
+		r.add("tool_end", map[string]any{"call_id": ev.CallID, "name": ev.Name, "summary": ev.Summary,
+			"result": ev.Result, "is_error": ev.IsError, "duration_ms": ev.Duration.Milliseconds()})
+	case runevent.FilesPresented:
+		s.presented(r, ev.Files)
+	case runevent.TaskStarted:
+		m := taskPayload(ev.Task)
+		if ev.Task.Status == runevent.TaskPending {
+			m["ahead"] = ev.Task.Ahead
+		}
+		r.add("task_started", m)
+	case runevent.TaskProgress:
+		m := taskPayload(ev.Task)
+		m["line"] = ev.Task.Line
+		r.add("task_progress", m)
+	case runevent.TaskDone:
+		m := taskPayload(ev.Task)
+		m["result"], m["duration_ms"] = ev.Task.Result, ev.Task.Duration.Milliseconds()
+		r.add("task_done", m)
+	case runevent.Status, runevent.Clarification:
+		// Not part of the API's stream: a research does not run through
+		// it, and a clarification arrives as the run's message.
+	default:
+		s.log.Warn("api: an event the stream does not know", "event", runevent.Name(ev))
 	}
-	m := map[string]any{"call_id": t.CallID, "name": t.Name, "summary": t.Summary}
-	if end {
-		m["result"], m["is_error"], m["duration_ms"] = t.Result, t.IsError, t.Duration.Milliseconds()
-	}
-	return m
 }
 
-// custom passes on what a tool reported: files and subagent tasks.
-func (s *Server) custom(r *run, ev *tools.Event) {
-	if ev == nil {
-		return
+// taskPayload is the JSON common to a task's events.
+func taskPayload(t runevent.Task) map[string]any {
+	return map[string]any{"task_id": t.ID, "description": t.Description, "subagent_type": t.Type, "status": t.Status}
+}
+
+// presented passes on files a tool presented.
+func (s *Server) presented(r *run, files []runevent.File) {
+	var out []map[string]any
+	for _, f := range files {
+		m := map[string]any{"name": f.Name, "path": f.Path, "size": f.Size}
+		// The files route finds a file by its name in the outputs:
+		// a url only for a file it serves (not one presented from a
+		// folder inside them, which it would take for another).
+		// By the name on disk: f.Name is cleaned for display.
+		if name := path.Base(f.Path); plainName(name) && s.o.Files != nil {
+			if got, err := s.o.Files(r.threadID, name); err == nil && got.Path == f.Path {
+				m["url"] = "/api/threads/" + url.PathEscape(r.threadID) + "/files/" + url.PathEscape(name)
+			}
+		}
+		out = append(out, m)
 	}
-	switch ev.Kind {
-	case tools.EventFiles:
-		files, _ := ev.Data.([]tools.File)
-		var out []map[string]any
-		for _, f := range files {
-			m := map[string]any{"name": f.Name, "path": f.Path, "size": f.Size}
-			// The files route finds a file by its name in the outputs:
-			// a url only for a file it serves (not one presented from a
-			// folder inside them, which it would take for another).
-			// By the name on disk: f.Name is cleaned for display.
-			if name := path.Base(f.Path); plainName(name) && s.o.Files != nil {
-				if got, err := s.o.Files(r.threadID, name); err == nil && got.Path == f.Path {
-					m["url"] = "/api/threads/" + url.PathEscape(r.threadID) + "/files/" + url.PathEscape(name)
-				}
-			}
-			out = append(out, m)
-		}
-		if len(out) > 0 {
-			r.add("files", map[string]any{"files": out})
-		}
-	case tools.EventTaskStarted, tools.EventTaskProgress, tools.EventTaskDone:
-		te, ok := ev.Data.(tools.TaskEvent)
-		if !ok {
-			return
-		}
-		m := map[string]any{"task_id": te.ID, "description": te.Description, "subagent_type": te.Type, "status": te.Status}
-		switch ev.Kind {
-		case tools.EventTaskStarted:
-			if te.Status == tools.TaskPending {
-				m["ahead"] = te.Ahead
-			}
-		case tools.EventTaskProgress:
-			m["line"] = te.Line
-		case tools.EventTaskDone:
-			m["result"], m["duration_ms"] = te.Result, te.Duration.Milliseconds()
-		}
-		r.add(ev.Kind, m)
+	if len(out) > 0 {
+		r.add("files", map[string]any{"files": out})
 	}
 }

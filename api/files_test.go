@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/deerflow/deerflow/api"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/sandbox"
-	"github.com/deerflow/deerflow/tools"
 )
 
 // sandboxHarness is the harness with the real sandbox's tools, serving
@@ -28,7 +28,7 @@ func sandboxHarness(t *testing.T) (*harness, *sandbox.Manager, string) {
 	h := newHarness(t, config{
 		tools: sb.Tools(),
 		api: func(o *api.Options) {
-			o.Files = func(threadID, name string) (tools.File, error) {
+			o.Files = func(threadID, name string) (event.File, error) {
 				return sb.Reopen(threadID, sandbox.Outputs+"/"+name)
 			}
 		},

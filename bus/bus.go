@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/store"
-	"github.com/deerflow/deerflow/tools"
 )
 
 // Inbound is one message from a person.
@@ -121,7 +121,7 @@ type Outbound struct {
 	// Failed marks text that reports a failure (an error sentence, a
 	// stopped run), for channels that style it.
 	Failed bool
-	File   *tools.File // OutFile
+	File   *event.File // OutFile
 	// Task is set on a subagent's progress reply: the task's id. Such a
 	// reply always answers ReplyTo, in private chats too.
 	Task string
@@ -198,7 +198,7 @@ type Research interface {
 	Resumable(threadID string) bool
 	// Run handles one message as the thread's run, reporting like
 	// agent.Run. mode is "start", "auto", "reply" or "resume".
-	Run(ctx context.Context, mode string, in agent.Input) iter.Seq2[agent.Event, error]
+	Run(ctx context.Context, mode string, in agent.Input) iter.Seq[event.Event]
 	// Status describes the thread's research for /status ("" if none).
 	Status(threadID string) string
 	// Cancel drops a research that waits for the person or was

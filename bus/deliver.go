@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/store"
-	"github.com/deerflow/deerflow/tools"
 )
 
 // defaultEditInterval spaces the edits of a streamed answer for channels
@@ -34,10 +34,11 @@ type delivery struct {
 	stream bool
 	every  time.Duration
 
-	files    []tools.File // presented during the run, sent after the answer
+	files    []event.File // presented during the run, sent after the answer
 	streamed bool         // DeltaStreamer: text was written since the last final
 	onFinal  func()       // called before the final answer is sent
 	threadID string       // the run's thread (whose outputs hold the files)
+	runID    string       // the run's id (its subagents' task replies are recorded with it)
 
 	// The answer's outbox record (answerTx) and, once delivered, what was
 	// sent; guarded by mu. answerHeld: answerTx is in use for this run.
@@ -48,7 +49,7 @@ type delivery struct {
 	answerIDs  []string
 
 	mu     sync.Mutex
-	status string          // the run's overall progress (tools.EventStatus), shown first
+	status string          // the run's overall progress (event.Status), shown first
 	text   strings.Builder // the current step's answer text
 	acts   []string
 	main   *editor       // the progress message; nil for DeltaStreamers
@@ -115,80 +116,78 @@ func (d *delivery) out(kind OutKind, text string) *Outbound {
 }
 
 // handle takes one event from the run.
-func (d *delivery) handle(ctx context.Context, ev agent.Event) {
-	switch ev.Kind {
-	case agent.EventTextDelta:
+func (d *delivery) handle(ctx context.Context, ev event.Event) {
+	switch ev := ev.(type) {
+	case event.TextDelta:
 		if d.stream {
 			d.streamed = true
 			d.b.send(ctx, d.key, d.out(OutDelta, ev.Text))
 			return
 		}
 		d.update(func() { d.text.WriteString(ev.Text) })
-	case agent.EventTextReset:
+	case event.TextReset:
 		if d.stream {
 			d.b.send(ctx, d.key, d.out(OutActivity, "(the answer was cut off; retrying)"))
 			return
 		}
 		d.update(func() { d.text.Reset() })
-	case agent.EventToolStart:
-		line := ev.Tool.Name
-		if ev.Tool.Summary != "" {
-			line += ": " + ev.Tool.Summary
+	case event.ToolCall:
+		d.toolCall(ctx, ev)
+	case event.ToolResult:
+		if ev.IsError && d.stream {
+			d.b.send(ctx, d.key, d.out(OutActivity, ev.Name+" failed: "+firstLine(ev.Result)))
 		}
+	case event.FilesPresented:
+		d.files = append(d.files, ev.Files...)
+	case event.Status:
 		if d.stream {
-			d.b.send(ctx, d.key, d.out(OutActivity, line))
+			if ev.Line != "" {
+				d.b.send(ctx, d.key, d.out(OutActivity, ev.Line))
+			}
 			return
 		}
-		d.update(func() {
-			// Text streamed before a tool round was the model thinking
-			// aloud; the activity lines replace it.
-			d.text.Reset()
-			d.acts = append(d.acts, "› "+line)
-			if len(d.acts) > maxActivityLines {
-				d.acts = d.acts[len(d.acts)-maxActivityLines:]
-			}
-		})
-	case agent.EventToolEnd:
-		if ev.Tool.IsError && d.stream {
-			d.b.send(ctx, d.key, d.out(OutActivity, ev.Tool.Name+" failed: "+firstLine(ev.Tool.Result)))
-		}
-	case agent.EventTool:
-		if ev.Custom == nil {
-			return
-		}
-		switch ev.Custom.Kind {
-		case tools.EventFiles:
-			if files, ok := ev.Custom.Data.([]tools.File); ok {
-				d.files = append(d.files, files...)
-			}
-		case tools.EventStatus:
-			st, ok := ev.Custom.Data.(tools.Status)
-			if !ok {
-				return
-			}
-			if d.stream {
-				if st.Line != "" {
-					d.b.send(ctx, d.key, d.out(OutActivity, st.Line))
-				}
-				return
-			}
-			d.update(func() { d.status = st.Panel })
-		case tools.EventTaskStarted, tools.EventTaskProgress, tools.EventTaskDone:
-			if te, ok := ev.Custom.Data.(tools.TaskEvent); ok {
-				d.task(ctx, ev.RunID, ev.Custom.Kind, &te)
-			}
-		}
-	case agent.EventAnswer:
+		d.update(func() { d.status = ev.Panel })
+	case event.TaskStarted, event.TaskProgress, event.TaskDone:
+		d.task(ctx, ev)
+	case event.Answer:
 		d.final(ctx, ev.Text, false)
-	case agent.EventError:
+	case event.Error:
 		d.final(ctx, ev.Text, true)
-	case agent.EventStopped:
+	case event.Stopped:
 		text := "Stopped."
 		if !errors.Is(ev.Err, agent.ErrStopped) {
 			text = "I had to stop in the middle of this because I'm restarting; once I'm back, send /retry to run your message again."
 		}
 		d.final(ctx, text, true)
+	case event.Started, event.ReasoningDelta:
+		// Nothing to show: the typing indicator says the run is on.
+	case event.Clarification:
+		// The answer that ends the run asks the question, with its
+		// options numbered.
+	default:
+		d.b.log.WarnContext(ctx, "bus: an event the delivery does not know", "event", event.Name(ev))
 	}
+}
+
+// toolCall shows a tool call about to run as an activity line.
+func (d *delivery) toolCall(ctx context.Context, ev event.ToolCall) {
+	line := ev.Name
+	if ev.Summary != "" {
+		line += ": " + ev.Summary
+	}
+	if d.stream {
+		d.b.send(ctx, d.key, d.out(OutActivity, line))
+		return
+	}
+	d.update(func() {
+		// Text streamed before a tool round was the model thinking
+		// aloud; the activity lines replace it.
+		d.text.Reset()
+		d.acts = append(d.acts, "› "+line)
+		if len(d.acts) > maxActivityLines {
+			d.acts = d.acts[len(d.acts)-maxActivityLines:]
+		}
+	})
 }
 
 func firstLine(s string) string {

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/store"
-	"github.com/deerflow/deerflow/tools"
 )
 
 // The outbox: every send that matters after a crash (an answer, a command's
@@ -336,4 +336,4 @@ func (b *Bus) pruneSeen() {
 
 // Reopener finds a presented file again (its thread, its virtual path),
 // for a delivery retried after a restart.
-type Reopener func(threadID, path string) (tools.File, error)
+type Reopener func(threadID, path string) (event.File, error)

@@ -8,9 +8,9 @@ import (
 	"log/slog"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/logctx"
 	"github.com/deerflow/deerflow/store"
-	"github.com/deerflow/deerflow/tools"
 )
 
 // conv is one conversation's routing state: its current thread, the run in
@@ -23,7 +23,7 @@ type conv struct {
 	// answered: the running item's answer is being delivered; a new
 	// message now is not "waiting behind" anything the user can see.
 	answered bool
-	tasks    []tools.TaskEvent // the running item's unfinished subagent tasks
+	tasks    []event.Task // the running item's unfinished subagent tasks
 }
 
 // item is one queued message, bound to the thread that was current when it
@@ -189,7 +189,7 @@ func (b *Bus) runItem(c *conv, it *item) {
 	// The delivery's lines name the run, like the agent's own.
 	ctx := logctx.With(context.Background(), slog.String("run", runID))
 	d := newDelivery(ctx, b, c, in)
-	d.threadID = it.threadID
+	d.threadID, d.runID = it.threadID, runID
 	defer d.close()
 	d.onFinal = func() {
 		b.mu.Lock()
@@ -223,13 +223,15 @@ func (b *Bus) runItem(c *conv, it *item) {
 	}
 	run := b.opts.Agent.Run
 	if mode := b.researchMode(in, it.threadID, &ain); mode != "" {
-		run = func(ctx context.Context, ain agent.Input) iter.Seq2[agent.Event, error] {
+		run = func(ctx context.Context, ain agent.Input) iter.Seq[event.Event] {
 			return b.opts.Research.Run(ctx, mode, ain)
 		}
 	}
 	damaged := false
 	for ev := range run(context.Background(), ain) {
-		damaged = damaged || ev.Kind == agent.EventError && errors.Is(ev.Err, store.ErrDamaged)
+		if e, ok := ev.(event.Error); ok && errors.Is(e.Err, store.ErrDamaged) {
+			damaged = true
+		}
 		d.handle(ctx, ev)
 	}
 	d.settleAnswer()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
 )
@@ -18,16 +19,23 @@ const maxTaskLines = 4
 // taskView is one subagent's progress reply. Guarded by delivery.mu.
 type taskView struct {
 	runID string
-	ev    tools.TaskEvent
+	ev    event.Task
 	lines []string
 	final bool
 	ed    *editor // nil for DeltaStreamers
 }
 
-// task takes one task event of the run: the subagent's reply is created,
-// updated or finished (through its editor), or, for channels that stream,
-// one activity line is printed.
-func (d *delivery) task(ctx context.Context, runID, kind string, te *tools.TaskEvent) {
+// task takes one task event of the run (event.TaskStarted, TaskProgress
+// or TaskDone): the subagent's reply is created, updated or finished
+// (through its editor), or, for channels that stream, one activity line is
+// printed.
+func (d *delivery) task(ctx context.Context, ev event.Event) {
+	te := taskOf(ev)
+	if te == nil {
+		return
+	}
+	_, done := ev.(event.TaskDone)
+	runID := d.runID
 	d.mu.Lock()
 	var v *taskView
 	for _, t := range d.tasks {
@@ -52,13 +60,13 @@ func (d *delivery) task(ctx context.Context, runID, kind string, te *tools.TaskE
 			}
 		}
 	}
-	switch kind {
-	case tools.EventTaskProgress:
+	switch ev.(type) {
+	case event.TaskProgress:
 		v.lines = append(v.lines, te.Line)
 		if len(v.lines) > maxTaskLines {
 			v.lines = v.lines[len(v.lines)-maxTaskLines:]
 		}
-	case tools.EventTaskDone:
+	case event.TaskDone:
 		v.ev, v.final = *te, true
 	default:
 		v.ev = *te
@@ -69,11 +77,24 @@ func (d *delivery) task(ctx context.Context, runID, kind string, te *tools.TaskE
 	d.mu.Unlock()
 
 	if d.c != nil {
-		d.b.trackTask(d.c, te, kind == tools.EventTaskDone)
+		d.b.trackTask(d.c, te, done)
 	}
 	if d.stream {
-		d.b.send(ctx, d.key, d.out(OutActivity, taskLine(kind, te)))
+		d.b.send(ctx, d.key, d.out(OutActivity, taskLine(ev, te)))
 	}
+}
+
+// taskOf is the task a task event reports on; nil for other events.
+func taskOf(ev event.Event) *event.Task {
+	switch ev := ev.(type) {
+	case event.TaskStarted:
+		return &ev.Task
+	case event.TaskProgress:
+		return &ev.Task
+	case event.TaskDone:
+		return &ev.Task
+	}
+	return nil
 }
 
 // tasksEnding reports whether a subagent's reply is still to show its
@@ -92,14 +113,14 @@ func (v *taskView) render() (string, bool) {
 	e := &v.ev
 	if v.final {
 		text := taskMark(e.Status) + " " + e.Description + " · " + taskOutcome(e.Status, e.Duration)
-		if e.Status == tools.TaskCompleted || e.Status == tools.TaskFailed {
+		if e.Status == event.TaskCompleted || e.Status == event.TaskFailed {
 			if r := clipLines(e.Result, 3, 300); r != "" {
 				text += "\n\n" + r
 			}
 		}
 		return text, true
 	}
-	if e.Status == tools.TaskPending {
+	if e.Status == event.TaskPending {
 		return fmt.Sprintf("⏸ %s · waiting for a free slot (%d ahead)", e.Description, e.Ahead), false
 	}
 	var b strings.Builder
@@ -114,15 +135,16 @@ func (v *taskView) render() (string, bool) {
 	return b.String(), false
 }
 
-// taskLine is a task event as one activity line, for channels that stream.
-func taskLine(kind string, e *tools.TaskEvent) string {
-	switch kind {
-	case tools.EventTaskProgress:
+// taskLine is a task event (ev, about e) as one activity line, for
+// channels that stream.
+func taskLine(ev event.Event, e *event.Task) string {
+	switch ev.(type) {
+	case event.TaskProgress:
 		return fmt.Sprintf("[%s] %s", e.Description, e.Line)
-	case tools.EventTaskDone:
+	case event.TaskDone:
 		return fmt.Sprintf("[%s] %s %s", e.Description, taskMark(e.Status), taskOutcome(e.Status, e.Duration))
 	}
-	if e.Status == tools.TaskPending {
+	if e.Status == event.TaskPending {
 		return fmt.Sprintf("[%s] waiting for a free slot (%d ahead)", e.Description, e.Ahead)
 	}
 	return fmt.Sprintf("[%s] subagent started (%s)", e.Description, e.Type)
@@ -130,13 +152,13 @@ func taskLine(kind string, e *tools.TaskEvent) string {
 
 func taskMark(status string) string {
 	switch status {
-	case tools.TaskCompleted:
+	case event.TaskCompleted:
 		return "✅"
-	case tools.TaskFailed:
+	case event.TaskFailed:
 		return "❌"
-	case tools.TaskTimedOut:
+	case event.TaskTimedOut:
 		return "⌛"
-	case tools.TaskInterrupted:
+	case event.TaskInterrupted:
 		return "⚠️"
 	}
 	return "⏹"
@@ -144,13 +166,13 @@ func taskMark(status string) string {
 
 func taskOutcome(status string, dur time.Duration) string {
 	switch status {
-	case tools.TaskCompleted:
+	case event.TaskCompleted:
 		return "done in " + shortDuration(dur)
-	case tools.TaskFailed:
+	case event.TaskFailed:
 		return "failed after " + shortDuration(dur)
-	case tools.TaskTimedOut:
+	case event.TaskTimedOut:
 		return "timed out after " + shortDuration(dur)
-	case tools.TaskInterrupted:
+	case event.TaskInterrupted:
 		return "interrupted by a restart"
 	}
 	if dur == 0 {
@@ -195,7 +217,7 @@ func (d *delivery) finishTasks() {
 	tasks := d.tasks
 	for _, v := range tasks {
 		if !v.final {
-			v.final, v.ev.Status = true, tools.TaskCancelled
+			v.final, v.ev.Status = true, event.TaskCancelled
 			if v.ed != nil {
 				v.ed.changed()
 			}
@@ -221,7 +243,7 @@ func (d *delivery) forgetTasks() {
 }
 
 // trackTask keeps the conversation's list of unfinished tasks for /status.
-func (b *Bus) trackTask(c *conv, te *tools.TaskEvent, done bool) {
+func (b *Bus) trackTask(c *conv, te *event.Task, done bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i, t := range c.tasks {
@@ -262,7 +284,7 @@ func (b *Bus) tasksStatus(c *conv) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Subagents: %d\n", len(c.tasks))
 	for _, t := range c.tasks {
-		if t.Status == tools.TaskPending {
+		if t.Status == event.TaskPending {
 			fmt.Fprintf(&sb, "• %s (%s) — waiting for a free slot\n", t.Description, t.Type)
 			continue
 		}
@@ -295,7 +317,7 @@ func (b *Bus) RecordInterrupted(tx *store.Tx, runs []*store.Run, tasks []*store.
 		channel, chat, topic := SplitChatKey(t.ChatKey)
 		if err := put(t.ChatKey, &Outbound{Kind: OutEdit, Channel: channel, ChatID: chat, Topic: topic, ReplyTo: t.ReplyTo,
 			EditID: t.Progress, Task: t.ID, Final: true, Failed: true,
-			Text: taskMark(tools.TaskInterrupted) + " " + t.Description + " · " + taskOutcome(tools.TaskInterrupted, 0)}); err != nil {
+			Text: taskMark(event.TaskInterrupted) + " " + t.Description + " · " + taskOutcome(event.TaskInterrupted, 0)}); err != nil {
 			return err
 		}
 	}

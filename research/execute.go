@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/subagents"
 	"github.com/deerflow/deerflow/tools"
@@ -18,7 +18,7 @@ const maxFindingsIn = 12000
 // stepEvent is a task event of step i.
 type stepEvent struct {
 	i  int
-	ev tools.Event
+	ev event.Event
 }
 
 // stepResult is how step i ended.
@@ -39,8 +39,8 @@ func (s *session) execute(rec *store.Research) {
 		rec.Steps = make([]store.ResearchStep, n)
 	}
 	for i := range rec.Steps {
-		if rec.Steps[i].Status != tools.TaskCompleted {
-			rec.Steps[i] = store.ResearchStep{Status: tools.TaskPending}
+		if rec.Steps[i].Status != event.TaskCompleted {
+			rec.Steps[i] = store.ResearchStep{Status: event.TaskPending}
 		}
 	}
 	if err := s.save(rec); err != nil {
@@ -56,13 +56,13 @@ func (s *session) execute(rec *store.Research) {
 	running := 0
 	for i := range plan.Steps {
 		ended[i] = make(chan struct{})
-		if rec.Steps[i].Status == tools.TaskCompleted {
+		if rec.Steps[i].Status == event.TaskCompleted {
 			findings[i] = rec.Steps[i].Findings
 			close(ended[i])
 		}
 	}
 	for i := range plan.Steps {
-		if rec.Steps[i].Status == tools.TaskCompleted {
+		if rec.Steps[i].Status == event.TaskCompleted {
 			continue
 		}
 		running++
@@ -89,14 +89,14 @@ func (s *session) execute(rec *store.Research) {
 			st.Ended = s.r.opts.Now()
 			st.TaskID = res.out.ID
 			if res.err != nil {
-				st.Status, st.Findings = tools.TaskFailed, res.err.Error()
+				st.Status, st.Findings = event.TaskFailed, res.err.Error()
 			} else {
 				st.Status, st.Findings = res.out.Status, res.out.Text
 			}
 			for _, src := range res.sources {
 				st.Sources = append(st.Sources, store.ResearchSource{URL: src.URL, Title: src.Title})
 			}
-			if st.Status == tools.TaskCompleted {
+			if st.Status == event.TaskCompleted {
 				findings[res.i] = st.Findings
 			}
 			close(ended[res.i])
@@ -112,7 +112,7 @@ func (s *session) execute(rec *store.Research) {
 	}
 	done := 0
 	for _, st := range rec.Steps {
-		if st.Status == tools.TaskCompleted {
+		if st.Status == event.TaskCompleted {
 			done++
 		}
 	}
@@ -125,18 +125,17 @@ func (s *session) execute(rec *store.Research) {
 
 // stepEvent shows a task event of a step and notes a start in rec.
 func (s *session) stepEvent(rec *store.Research, se stepEvent) {
-	if se.ev.Kind == tools.EventTaskStarted {
-		if te, ok := se.ev.Data.(tools.TaskEvent); ok && te.Status == tools.TaskRunning {
+	if ts, ok := se.ev.(event.TaskStarted); ok {
+		if te := ts.Task; te.Status == event.TaskRunning {
 			st := &rec.Steps[se.i]
-			st.Status, st.TaskID, st.Started = tools.TaskRunning, te.ID, te.Started
+			st.Status, st.TaskID, st.Started = event.TaskRunning, te.ID, te.Started
 			if err := s.save(rec); err != nil { // /status reads it
 				s.r.log.ErrorContext(s.ctx, "recording a research step", "thread", s.in.ThreadID, "step", se.i+1, "err", err)
 			}
 			s.status(panel(rec, ""), fmt.Sprintf("step %d started: %s", se.i+1, oneLine(rec.Plan.Steps[se.i].Title, 80)))
 		}
 	}
-	ev := se.ev
-	s.emit(agent.Event{Kind: agent.EventTool, Custom: &ev})
+	s.emit(se.ev)
 }
 
 // step runs step i as a subagent, after the steps it depends on.
@@ -171,7 +170,7 @@ func (s *session) step(rec *store.Research, i int, ended []chan struct{}, findin
 	env := &tools.Env{
 		ThreadID: s.in.ThreadID, RunID: s.in.RunID, ChatKey: s.in.ChatKey, UserID: s.in.UserID,
 		Model: s.model.Name, Turn: 1,
-		Emit: func(ev tools.Event) { events <- stepEvent{i: i, ev: ev} },
+		Emit: func(ev event.Event) { events <- stepEvent{i: i, ev: ev} },
 	}
 	sources := &tools.Sources{}
 	ctx := tools.WithSources(s.ctx, sources)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/internal/testutil"
 	"github.com/deerflow/deerflow/llm"
@@ -223,15 +224,15 @@ func planTurn(p plan) fakeopenai.Turn { return fakeopenai.Turn{Text: planJSON(p)
 // run is a research run whose events the test reads as they come.
 type run struct {
 	t   *testing.T
-	ch  chan agent.Event
-	evs []agent.Event
+	ch  chan event.Event
+	evs []event.Event
 }
 
 // start runs one message of the research in the background.
 func (h *harness) start(mode, text string) *run {
 	// Buffered: the research must not wait for the test to read (StopAll
 	// waits for it to end).
-	r := &run{t: h.t, ch: make(chan agent.Event, 10000)}
+	r := &run{t: h.t, ch: make(chan event.Event, 10000)}
 	in := agent.Input{ThreadID: thread, ChatKey: "test:chat", UserID: "test:u", Text: text}
 	go func() {
 		defer close(r.ch)
@@ -243,13 +244,13 @@ func (h *harness) start(mode, text string) *run {
 }
 
 // run runs one message of the research and returns its events.
-func (h *harness) run(mode, text string) []agent.Event {
+func (h *harness) run(mode, text string) []event.Event {
 	h.t.Helper()
 	return h.start(mode, text).wait()
 }
 
 // until reads events until one satisfies pred, and returns it.
-func (r *run) until(what string, pred func(agent.Event) bool) agent.Event {
+func (r *run) until(what string, pred func(event.Event) bool) event.Event {
 	r.t.Helper()
 	timeout := time.After(waitLimit)
 	for {
@@ -269,7 +270,7 @@ func (r *run) until(what string, pred func(agent.Event) bool) agent.Event {
 }
 
 // wait reads the run's events to its end and returns them all.
-func (r *run) wait() []agent.Event {
+func (r *run) wait() []event.Event {
 	r.t.Helper()
 	timeout := time.After(waitLimit)
 	for {
@@ -297,66 +298,71 @@ func within(t *testing.T, what string, f func()) {
 	}
 }
 
-func dump(evs []agent.Event) string {
+func dump(evs []event.Event) string {
 	var sb strings.Builder
 	for _, ev := range evs {
-		fmt.Fprintf(&sb, "  kind=%d text=%.120q", ev.Kind, ev.Text)
-		if ev.Custom != nil {
-			fmt.Fprintf(&sb, " custom=%s %+v", ev.Custom.Kind, ev.Custom.Data)
-		}
-		sb.WriteString("\n")
+		fmt.Fprintf(&sb, "  %s %.200s\n", event.Name(ev), fmt.Sprintf("%+v", ev))
 	}
 	return sb.String()
 }
 
-// final is the event a run ended with, which must be of kind k.
-func final(t *testing.T, evs []agent.Event, k agent.EventKind) agent.Event {
+// final is the event a run ended with, which must be a T.
+func final[T event.Event](t *testing.T, evs []event.Event) T {
 	t.Helper()
 	if len(evs) == 0 {
 		t.Fatal("no events")
 	}
-	ev := evs[len(evs)-1]
-	if ev.Kind != k {
-		t.Fatalf("the run ended with kind %d (%q), want %d; events:\n%s", ev.Kind, ev.Text, k, dump(evs))
+	ev, ok := evs[len(evs)-1].(T)
+	if !ok {
+		var want T
+		t.Fatalf("the run ended with %s, want %s; events:\n%s", event.Name(evs[len(evs)-1]), event.Name(want), dump(evs))
 	}
 	return ev
 }
 
-// answers are the texts of the run's EventAnswer events.
-func answers(evs []agent.Event) []string {
+// answers are the texts of the run's event.Answer events.
+func answers(evs []event.Event) []string {
 	var out []string
 	for _, ev := range evs {
-		if ev.Kind == agent.EventAnswer {
-			out = append(out, ev.Text)
+		if a, ok := ev.(event.Answer); ok {
+			out = append(out, a.Text)
 		}
 	}
 	return out
 }
 
-// tasks returns the task events of kind kind ("task_started", ...), in
-// order.
-func tasks(evs []agent.Event, kind string) []tools.TaskEvent {
-	var out []tools.TaskEvent
+// tasks returns the tasks of the run's task events of type T
+// (event.TaskStarted, ...), in order.
+func tasks[T event.Event](evs []event.Event) []event.Task {
+	var out []event.Task
 	for _, ev := range evs {
-		if ev.Kind == agent.EventTool && ev.Custom != nil && ev.Custom.Kind == kind {
-			out = append(out, ev.Custom.Data.(tools.TaskEvent))
+		if _, ok := ev.(T); !ok {
+			continue
+		}
+		switch ev := ev.(type) {
+		case event.TaskStarted:
+			out = append(out, ev.Task)
+		case event.TaskProgress:
+			out = append(out, ev.Task)
+		case event.TaskDone:
+			out = append(out, ev.Task)
 		}
 	}
 	return out
 }
 
 // files returns the files the run presented.
-func files(evs []agent.Event) []tools.File {
-	var out []tools.File
+func files(evs []event.Event) []event.File {
+	var out []event.File
 	for _, ev := range evs {
-		if ev.Kind == agent.EventTool && ev.Custom != nil && ev.Custom.Kind == tools.EventFiles {
-			out = append(out, ev.Custom.Data.([]tools.File)...)
+		if f, ok := ev.(event.FilesPresented); ok {
+			out = append(out, f.Files...)
 		}
 	}
 	return out
 }
 
-func readFile(t *testing.T, f tools.File) string {
+func readFile(t *testing.T, f event.File) string {
 	t.Helper()
 	rc, err := f.Open()
 	if err != nil {

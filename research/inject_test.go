@@ -3,9 +3,9 @@ package research
 import (
 	"testing"
 
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/testutil"
 	"github.com/deerflow/deerflow/store"
-	"github.com/deerflow/deerflow/tools"
 )
 
 // TestResearchPayloadsStayInert pushes each classic payload through every
@@ -21,8 +21,8 @@ func TestResearchPayloadsStayInert(t *testing.T) {
 				{Title: "Trend", Description: "Fit a trend.", StepType: stepProcessing},
 			}},
 			Steps: []store.ResearchStep{
-				{Status: tools.TaskCompleted, Findings: "Prices fell. " + p},
-				{Status: tools.TaskCompleted, Findings: "A trend."},
+				{Status: event.TaskCompleted, Findings: "Prices fell. " + p},
+				{Status: event.TaskCompleted, Findings: "A trend."},
 			},
 		}
 	}

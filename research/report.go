@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
@@ -77,7 +77,7 @@ func (s *session) report(rec *store.Research) {
 		if err != nil {
 			s.r.log.ErrorContext(s.ctx, "saving the research report", "thread", s.in.ThreadID, "err", err)
 		} else {
-			s.emit(agent.Event{Kind: agent.EventTool, Custom: &tools.Event{Kind: tools.EventFiles, Data: []tools.File{f}}})
+			s.emit(event.FilesPresented{Files: []event.File{f}})
 		}
 	}
 	rec.Phase, rec.Error = store.ResearchDone, ""
@@ -119,7 +119,7 @@ func reportRequest(rec *store.Research, sources []store.ResearchSource) string {
 	for i, p := range rec.Plan.Steps {
 		fmt.Fprintf(&sb, "\n### Step %d: %s (%s)\n", i+1, tools.EscapeLine(p.Title), tools.EscapeLine(p.StepType))
 		st := rec.Steps[i]
-		if st.Status != tools.TaskCompleted {
+		if st.Status != event.TaskCompleted {
 			fmt.Fprintf(&sb, "(This step did not finish: %s. Its part of the topic is not covered.)\n", st.Status)
 			continue
 		}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/subagents"
 	"github.com/deerflow/deerflow/tools"
@@ -51,7 +52,7 @@ type Options struct {
 	MaxPlanIterations int
 	// SaveReport writes the report into the thread's outputs and returns
 	// it ready to deliver; nil: the report is only posted.
-	SaveReport func(threadID, name string, data []byte) (tools.File, error)
+	SaveReport func(threadID, name string, data []byte) (event.File, error)
 	Logger     *slog.Logger
 	Now        func() time.Time
 }
@@ -182,7 +183,7 @@ func (r *Researcher) Status(threadID string) string {
 	case store.ResearchRunning:
 		done := 0
 		for _, s := range rec.Steps {
-			if s.Status == tools.TaskCompleted {
+			if s.Status == event.TaskCompleted {
 				done++
 			}
 		}
@@ -228,13 +229,13 @@ func stepList(rec *store.Research) string {
 
 func statusMark(status string) string {
 	switch status {
-	case tools.TaskCompleted:
+	case event.TaskCompleted:
 		return "✅"
-	case tools.TaskRunning:
+	case event.TaskRunning:
 		return "⏳"
-	case tools.TaskFailed, tools.TaskTimedOut:
+	case event.TaskFailed, event.TaskTimedOut:
 		return "❌"
-	case tools.TaskCancelled, tools.TaskInterrupted:
+	case event.TaskCancelled, event.TaskInterrupted:
 		return "⏹"
 	}
 	return "▫️"
@@ -247,18 +248,17 @@ func oneLine(s string, n int) string {
 
 // Run handles one message of a research conversation (mode says which
 // kind) as the thread's run, reporting like agent.Run: it ends with
-// EventAnswer (a question, the plan or the report), EventError or
-// EventStopped.
-func (r *Researcher) Run(ctx context.Context, mode string, in agent.Input) iter.Seq2[agent.Event, error] {
-	return func(yield func(agent.Event, error) bool) {
+// event.Answer (a question, the plan or the report), event.Error or
+// event.Stopped.
+func (r *Researcher) Run(ctx context.Context, mode string, in agent.Input) iter.Seq[event.Event] {
+	return func(yield func(event.Event) bool) {
 		if in.RunID == "" {
 			in.RunID = agent.NewID("run_")
 		}
 		model := r.model(in)
 		hctx, release, ok := r.opts.Agent.Hold(ctx, in.ThreadID, in.RunID, model.Name)
 		if !ok {
-			yield(agent.Event{Kind: agent.EventError, RunID: in.RunID, ThreadID: in.ThreadID,
-				Text: "I'm still working on the previous message in this conversation.", Err: agent.ErrThreadBusy}, agent.ErrThreadBusy)
+			yield(event.Error{Text: "I'm still working on the previous message in this conversation.", Err: agent.ErrThreadBusy})
 			return
 		}
 		defer release()

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/subagents"
-	"github.com/deerflow/deerflow/tools"
 )
 
 // The whole conversation: the plan, a change, the revised plan, ok, the
@@ -58,15 +58,15 @@ func TestPlanReviseRunReport(t *testing.T) {
 
 	// The plan.
 	evs := h.run(Start, "electric cars in Europe")
-	msg := final(t, evs, agent.EventAnswer).Text
+	msg := final[event.Answer](t, evs).Text
 	for _, want := range []string{"📋 **Research plan: Electric cars in Europe**", "Sales first, then the charging network.",
 		"1. **Sales figures**\nFind the sales", "2. **Charging network**\nFind the number", "Reply **ok** to start"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the plan message lacks %q:\n%s", want, msg)
 		}
 	}
-	if evs[0].Kind != agent.EventStarted {
-		t.Errorf("the first event is kind %d, want EventStarted", evs[0].Kind)
+	if _, ok := evs[0].(event.Started); !ok {
+		t.Errorf("the first event is %s, want run_started", event.Name(evs[0]))
 	}
 	if !h.r.Pending(thread) || h.stored().Phase != store.ResearchReviewing {
 		t.Fatalf("after the plan: pending %v, phase %q", h.r.Pending(thread), h.stored().Phase)
@@ -78,7 +78,7 @@ func TestPlanReviseRunReport(t *testing.T) {
 
 	// A change: the planner gets it with the current plan.
 	evs = h.run(Reply, "make step 2 about prices instead")
-	msg = final(t, evs, agent.EventAnswer).Text
+	msg = final[event.Answer](t, evs).Text
 	for _, want := range []string{"📋 **Revised research plan: Electric cars in Europe**", "2. **Prices**", "3. **Growth table** _(processing"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the revised plan lacks %q:\n%s", want, msg)
@@ -104,7 +104,7 @@ func TestPlanReviseRunReport(t *testing.T) {
 
 	// ok: the steps, then the report.
 	evs = h.run(Reply, "ok")
-	report := final(t, evs, agent.EventAnswer).Text
+	report := final[event.Answer](t, evs).Text
 	if n := len(h.plannerRequests()); n != 2 {
 		t.Errorf("ok went to the planner: %d planner requests", n)
 	}
@@ -115,8 +115,8 @@ func TestPlanReviseRunReport(t *testing.T) {
 		t.Fatal("the harness has no bash tool, yet the bash type is there")
 	}
 	var started []string
-	for _, te := range tasks(evs, tools.EventTaskStarted) {
-		if te.Status == tools.TaskRunning {
+	for _, te := range tasks[event.TaskStarted](evs) {
+		if te.Status == event.TaskRunning {
 			started = append(started, te.Description+" "+te.Type)
 		}
 	}
@@ -125,7 +125,7 @@ func TestPlanReviseRunReport(t *testing.T) {
 		t.Errorf("tasks started: %q, want %q", started, want)
 	}
 	var done []string
-	for _, te := range tasks(evs, tools.EventTaskDone) {
+	for _, te := range tasks[event.TaskDone](evs) {
 		done = append(done, te.Description+" "+te.Status)
 	}
 	slices.Sort(done)
@@ -162,7 +162,7 @@ func TestPlanReviseRunReport(t *testing.T) {
 	}
 	var panels int
 	for _, ev := range evs {
-		if ev.Custom != nil && ev.Custom.Kind == tools.EventStatus && strings.HasPrefix(ev.Custom.Data.(tools.Status).Panel, "🔎 Research: Electric cars in Europe\n") {
+		if st, ok := ev.(event.Status); ok && strings.HasPrefix(st.Panel, "🔎 Research: Electric cars in Europe\n") {
 			panels++
 		}
 	}
@@ -175,7 +175,7 @@ func TestPlanReviseRunReport(t *testing.T) {
 		t.Fatalf("stored: phase %q, %d steps", rec.Phase, len(rec.Steps))
 	}
 	for i, st := range rec.Steps {
-		if st.Status != tools.TaskCompleted || st.TaskID == "" {
+		if st.Status != event.TaskCompleted || st.TaskID == "" {
 			t.Errorf("stored step %d: %+v", i+1, st)
 		}
 	}
@@ -225,7 +225,7 @@ func TestInvalidPlanIsAskedAgain(t *testing.T) {
 		}
 		return planTurn(testPlan)
 	}
-	msg := final(t, h.run(Start, "electric cars"), agent.EventAnswer).Text
+	msg := final[event.Answer](t, h.run(Start, "electric cars")).Text
 	if !strings.Contains(msg, "Research plan: Electric cars in Europe") {
 		t.Errorf("the answer is not the plan:\n%s", msg)
 	}
@@ -251,7 +251,7 @@ func TestInvalidPlanTwiceFails(t *testing.T) {
 		return planTurn(testPlan)
 	}
 	evs := h.run(Start, "electric cars")
-	ev := final(t, evs, agent.EventError)
+	ev := final[event.Error](t, evs)
 	if !strings.HasPrefix(ev.Text, "I couldn't make a research plan") || !strings.Contains(ev.Text, "/retry") {
 		t.Errorf("error text: %q", ev.Text)
 	}
@@ -276,7 +276,7 @@ func TestInvalidPlanTwiceFails(t *testing.T) {
 		t.Errorf("status: %q", st)
 	}
 
-	msg := final(t, h.run(Resume, "/research electric cars"), agent.EventAnswer).Text
+	msg := final[event.Answer](t, h.run(Resume, "/research electric cars")).Text
 	if !strings.Contains(msg, "Research plan: Electric cars in Europe") {
 		t.Errorf("resume did not plan again:\n%s", msg)
 	}
@@ -294,7 +294,7 @@ func TestFencedPlanAccepted(t *testing.T) {
 	h.planner = func(fakeopenai.Request, int) fakeopenai.Turn {
 		return fakeopenai.Turn{Text: "Here is the plan:\n```json\n" + planJSON(testPlan) + "\n```"}
 	}
-	msg := final(t, h.run(Start, "electric cars"), agent.EventAnswer).Text
+	msg := final[event.Answer](t, h.run(Start, "electric cars")).Text
 	if !strings.Contains(msg, "1. **Sales figures**") {
 		t.Errorf("the plan message:\n%s", msg)
 	}
@@ -311,14 +311,14 @@ func TestAuto(t *testing.T) {
 	if len(ans) != 1 {
 		t.Fatalf("%d answers, want only the report: %q", len(ans), ans)
 	}
-	report := final(t, evs, agent.EventAnswer).Text
+	report := final[event.Answer](t, evs).Text
 	if !strings.HasPrefix(report, "# Report") || strings.Contains(report, "Reply **ok**") {
 		t.Errorf("the answer:\n%s", report)
 	}
 	if sys := h.plannerRequests()[0].Messages[0].Content; strings.Contains(sys, `{"question"`) {
 		t.Error("auto mode lets the planner ask a question")
 	}
-	if n := len(tasks(evs, tools.EventTaskDone)); n != 2 {
+	if n := len(tasks[event.TaskDone](evs)); n != 2 {
 		t.Errorf("%d tasks done, want 2", n)
 	}
 	if got := references(t, report); len(got) != 2 {
@@ -342,7 +342,7 @@ func TestClarification(t *testing.T) {
 		}
 		return planTurn(testPlan)
 	}
-	if got := final(t, h.run(Start, "electric cars"), agent.EventAnswer).Text; !strings.Contains(got, "Which countries?") || strings.Contains(got, "Research plan") {
+	if got := final[event.Answer](t, h.run(Start, "electric cars")).Text; !strings.Contains(got, "Which countries?") || strings.Contains(got, "Research plan") {
 		t.Errorf("the answer is %q, want the question", got)
 	}
 	rec := h.stored()
@@ -353,7 +353,7 @@ func TestClarification(t *testing.T) {
 		t.Errorf("status: %q", st)
 	}
 
-	msg := final(t, h.run(Reply, "Germany and France"), agent.EventAnswer).Text
+	msg := final[event.Answer](t, h.run(Reply, "Germany and France")).Text
 	if !strings.Contains(msg, "Research plan: Electric cars in Europe") {
 		t.Errorf("the answer is not the plan:\n%s", msg)
 	}
@@ -371,7 +371,7 @@ func TestClarification(t *testing.T) {
 		t.Errorf("stored questions %+v", q)
 	}
 
-	final(t, h.run(Reply, "OK!"), agent.EventAnswer)
+	final[event.Answer](t, h.run(Reply, "OK!"))
 	if brief := firstUser(h.stepRequests("Sales figures")[0]); !strings.Contains(brief, "(Asked: Which countries? Answer: Germany and France)") {
 		t.Errorf("the step's brief lacks the clarification:\n%s", brief)
 	}
@@ -386,7 +386,7 @@ func TestReportReferencesOnlyFetchedPages(t *testing.T) {
 			"- Chargers doubled ([Source 2](" + h.pageURL(2) + "#table)); see https://bare.example/data.\n\n" +
 			"## Sources\n- [Made up](https://made-up.example/a)\n- https://made-up.example/b\n"}
 	}
-	report := final(t, h.run(Auto, "electric cars"), agent.EventAnswer).Text
+	report := final[event.Answer](t, h.run(Auto, "electric cars")).Text
 	for _, want := range []string{"[Source 1](" + h.pageURL(1) + ")", "as a blog says", "[Source 2](" + h.pageURL(2) + "#table)", "; see."} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q:\n%s", want, report)
@@ -425,12 +425,12 @@ func TestPendingStatusCancel(t *testing.T) {
 	if h.r.Cancel(thread) {
 		t.Error("Cancel dropped a running research")
 	}
-	busy := final(t, h.run(Reply, "ok"), agent.EventError)
+	busy := final[event.Error](t, h.run(Reply, "ok"))
 	if !errors.Is(busy.Err, agent.ErrThreadBusy) {
 		t.Errorf("a second run on the thread: %v", busy.Err)
 	}
 	close(release)
-	final(t, r.wait(), agent.EventAnswer)
+	final[event.Answer](t, r.wait())
 
 	if !h.r.Pending(thread) || h.r.Resumable(thread) {
 		t.Errorf("reviewing: pending %v, resumable %v", h.r.Pending(thread), h.r.Resumable(thread))
@@ -450,7 +450,7 @@ func TestPendingStatusCancel(t *testing.T) {
 	if st := h.r.Status(thread); !strings.HasPrefix(st, "Research: Electric cars in Europe — cancelled\n") {
 		t.Errorf("status: %q", st)
 	}
-	ev := final(t, h.run(Reply, "ok"), agent.EventError)
+	ev := final[event.Error](t, h.run(Reply, "ok"))
 	if !strings.HasPrefix(ev.Text, "This research has ended") {
 		t.Errorf("a reply to a dropped plan: %q", ev.Text)
 	}
@@ -462,8 +462,8 @@ func TestPendingStatusCancel(t *testing.T) {
 // With no plan revisions allowed, a change is refused and the plan stands.
 func TestNoRevisions(t *testing.T) {
 	h := newHarness(t, Options{})
-	final(t, h.run(Start, "electric cars"), agent.EventAnswer)
-	msg := final(t, h.run(Reply, "add a step on batteries"), agent.EventAnswer).Text
+	final[event.Answer](t, h.run(Start, "electric cars"))
+	msg := final[event.Answer](t, h.run(Reply, "add a step on batteries")).Text
 	if !strings.Contains(msg, "Plans are not revised") {
 		t.Errorf("the answer: %q", msg)
 	}
@@ -484,8 +484,8 @@ func TestPlannerAccepts(t *testing.T) {
 		}
 		return planTurn(testPlan)
 	}
-	final(t, h.run(Start, "electric cars"), agent.EventAnswer)
-	report := final(t, h.run(Reply, "that looks right to me, go on"), agent.EventAnswer).Text
+	final[event.Answer](t, h.run(Start, "electric cars"))
+	report := final[event.Answer](t, h.run(Reply, "that looks right to me, go on")).Text
 	if !strings.HasPrefix(report, "# Report") {
 		t.Errorf("the answer is not the report:\n%s", report)
 	}
@@ -509,9 +509,9 @@ func TestRevisionLimits(t *testing.T) {
 		}
 		return planTurn(revised)
 	}
-	final(t, h.run(Start, "electric cars"), agent.EventAnswer)
+	final[event.Answer](t, h.run(Start, "electric cars"))
 
-	ev := final(t, h.run(Reply, "prices instead of chargers"), agent.EventError)
+	ev := final[event.Error](t, h.run(Reply, "prices instead of chargers"))
 	if !strings.Contains(ev.Text, "The plan above still stands") {
 		t.Errorf("error text: %q", ev.Text)
 	}
@@ -519,7 +519,7 @@ func TestRevisionLimits(t *testing.T) {
 		t.Fatalf("after a failed revision: phase %q, revisions %d", rec.Phase, rec.Revisions)
 	}
 
-	msg := final(t, h.run(Reply, "prices instead of chargers"), agent.EventAnswer).Text
+	msg := final[event.Answer](t, h.run(Reply, "prices instead of chargers")).Text
 	if !strings.Contains(msg, "Revised research plan") || !strings.Contains(msg, "This is the last revision I make") {
 		t.Errorf("the revised plan:\n%s", msg)
 	}
@@ -527,14 +527,14 @@ func TestRevisionLimits(t *testing.T) {
 		t.Errorf("status:\n%s\nwant:\n%s", got, want)
 	}
 
-	msg = final(t, h.run(Reply, "and add batteries"), agent.EventAnswer).Text
+	msg = final[event.Answer](t, h.run(Reply, "and add batteries")).Text
 	if !strings.Contains(msg, "Reply ok to start it as it stands") {
 		t.Errorf("a change after the last revision: %q", msg)
 	}
 	if n := len(h.plannerRequests()); n != 3 {
 		t.Errorf("%d planner requests, want 3", n)
 	}
-	report := final(t, h.run(Reply, "ok"), agent.EventAnswer).Text
+	report := final[event.Answer](t, h.run(Reply, "ok")).Text
 	if len(h.stepRequests("Prices")) == 0 || len(h.stepRequests("Charging network")) != 0 {
 		t.Error("ok did not run the revised plan")
 	}

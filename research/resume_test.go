@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/store"
-	"github.com/deerflow/deerflow/tools"
 )
 
 // /stop while the steps run cancels the research; nothing hangs.
@@ -24,8 +23,8 @@ func TestStopWhileRunning(t *testing.T) {
 	}
 	r := h.start(Auto, "electric cars")
 	running := 0
-	r.until("both steps running", func(ev agent.Event) bool {
-		if ev.Custom != nil && ev.Custom.Kind == tools.EventTaskStarted && ev.Custom.Data.(tools.TaskEvent).Status == tools.TaskRunning {
+	r.until("both steps running", func(ev event.Event) bool {
+		if ts, ok := ev.(event.TaskStarted); ok && ts.Task.Status == event.TaskRunning {
 			running++
 		}
 		return running == 2
@@ -35,15 +34,15 @@ func TestStopWhileRunning(t *testing.T) {
 		t.Fatal("Stop found no active run")
 	}
 	evs := r.wait()
-	final(t, evs, agent.EventStopped)
+	final[event.Stopped](t, evs)
 	within(t, "the step requests cancelled", func() { h.fake.WaitCancelled(2) })
 
-	for _, te := range tasks(evs, tools.EventTaskDone) {
-		if te.Status != tools.TaskCancelled || te.Result != "The task was cancelled before it finished." {
+	for _, te := range tasks[event.TaskDone](evs) {
+		if te.Status != event.TaskCancelled || te.Result != "The task was cancelled before it finished." {
 			t.Errorf("task %q ended %q: %q", te.Description, te.Status, te.Result)
 		}
 	}
-	if n := len(tasks(evs, tools.EventTaskDone)); n != 2 {
+	if n := len(tasks[event.TaskDone](evs)); n != 2 {
 		t.Errorf("%d tasks done, want 2", n)
 	}
 	if len(h.reporterRequests()) != 0 || len(files(evs)) != 0 {
@@ -54,7 +53,7 @@ func TestStopWhileRunning(t *testing.T) {
 		t.Errorf("stored phase %q, want cancelled", rec.Phase)
 	}
 	for i, st := range rec.Steps {
-		if st.Status != tools.TaskCancelled {
+		if st.Status != event.TaskCancelled {
 			t.Errorf("stored step %d: %q", i+1, st.Status)
 		}
 	}
@@ -85,12 +84,13 @@ func TestResumeAfterInterruption(t *testing.T) {
 		return h.fetchThenAnswer(req, k, title)
 	}
 	r := h.start(Auto, "electric cars")
-	r.until("step 1 done", func(ev agent.Event) bool {
-		if ev.Custom == nil || ev.Custom.Kind != tools.EventTaskDone {
+	r.until("step 1 done", func(ev event.Event) bool {
+		td, ok := ev.(event.TaskDone)
+		if !ok {
 			return false
 		}
-		te := ev.Custom.Data.(tools.TaskEvent)
-		return te.Description == "Step 1: Sales figures" && te.Status == tools.TaskCompleted
+		te := td.Task
+		return te.Description == "Step 1: Sales figures" && te.Status == event.TaskCompleted
 	})
 	select {
 	case <-held:
@@ -99,13 +99,13 @@ func TestResumeAfterInterruption(t *testing.T) {
 	}
 	within(t, "StopAll", func() { h.lead.StopAll(context.Background(), errors.New("shutdown")) })
 	evs := r.wait()
-	final(t, evs, agent.EventStopped)
+	final[event.Stopped](t, evs)
 
 	rec := h.stored()
 	if rec.Phase != store.ResearchRunning {
 		t.Errorf("stored phase %q, want running", rec.Phase)
 	}
-	if rec.Steps[0].Status != tools.TaskCompleted || rec.Steps[1].Status != tools.TaskInterrupted {
+	if rec.Steps[0].Status != event.TaskCompleted || rec.Steps[1].Status != event.TaskInterrupted {
 		t.Errorf("stored steps: %q, %q", rec.Steps[0].Status, rec.Steps[1].Status)
 	}
 	if !h.r.Resumable(thread) || h.r.Pending(thread) {
@@ -118,7 +118,7 @@ func TestResumeAfterInterruption(t *testing.T) {
 	hold.Store(false)
 	step1, step2 := len(h.stepRequests("Sales figures")), len(h.stepRequests("Charging network"))
 	evs = h.run(Resume, "/research auto electric cars")
-	report := final(t, evs, agent.EventAnswer).Text
+	report := final[event.Answer](t, evs).Text
 	if n := len(h.stepRequests("Sales figures")); n != step1 {
 		t.Errorf("step 1 ran again: %d requests, had %d", n, step1)
 	}
@@ -126,7 +126,7 @@ func TestResumeAfterInterruption(t *testing.T) {
 		t.Errorf("step 2 made %d requests on resume, want 2", n-step2)
 	}
 	var started []string
-	for _, te := range tasks(evs, tools.EventTaskStarted) {
+	for _, te := range tasks[event.TaskStarted](evs) {
 		started = append(started, te.Description)
 	}
 	if slices.Contains(started, "Step 1: Sales figures") {
@@ -158,12 +158,12 @@ func TestAllStepsFail(t *testing.T) {
 		return h.fetchThenAnswer(req, k, title)
 	}
 	evs := h.run(Auto, "electric cars")
-	ev := final(t, evs, agent.EventError)
+	ev := final[event.Error](t, evs)
 	if !strings.HasPrefix(ev.Text, "None of the 2 research steps finished") {
 		t.Errorf("error text: %q", ev.Text)
 	}
-	for _, te := range tasks(evs, tools.EventTaskDone) {
-		if te.Status != tools.TaskFailed {
+	for _, te := range tasks[event.TaskDone](evs) {
+		if te.Status != event.TaskFailed {
 			t.Errorf("task %q ended %q", te.Description, te.Status)
 		}
 	}
@@ -175,7 +175,7 @@ func TestAllStepsFail(t *testing.T) {
 	}
 
 	fail.Store(false)
-	report := final(t, h.run(Resume, "/research auto electric cars"), agent.EventAnswer).Text
+	report := final[event.Answer](t, h.run(Resume, "/research auto electric cars")).Text
 	if got := references(t, report); len(got) != 2 {
 		t.Errorf("references after resume: %q", got)
 	}
@@ -194,7 +194,7 @@ func TestOneStepFails(t *testing.T) {
 		}
 		return h.fetchThenAnswer(req, k, title)
 	}
-	report := final(t, h.run(Auto, "electric cars"), agent.EventAnswer).Text
+	report := final[event.Answer](t, h.run(Auto, "electric cars")).Text
 	if got, want := references(t, report), []string{"1. [Source 1](" + h.pageURL(1) + ")"}; !slices.Equal(got, want) {
 		t.Errorf("references %q, want %q", got, want)
 	}
@@ -218,7 +218,7 @@ func TestReportFailsThenResume(t *testing.T) {
 		}
 		return fakeopenai.Turn{Text: "# Report\n\nDone."}
 	}
-	ev := final(t, h.run(Auto, "electric cars"), agent.EventError)
+	ev := final[event.Error](t, h.run(Auto, "electric cars"))
 	if !strings.HasPrefix(ev.Text, "The report came back empty.") || !strings.Contains(ev.Text, "/retry") {
 		t.Errorf("error text: %q", ev.Text)
 	}
@@ -229,14 +229,14 @@ func TestReportFailsThenResume(t *testing.T) {
 
 	empty.Store(false)
 	evs := h.run(Resume, "/research auto electric cars")
-	report := final(t, evs, agent.EventAnswer).Text
+	report := final[event.Answer](t, evs).Text
 	if !strings.HasPrefix(report, "# Report\n\nDone.") {
 		t.Errorf("the report:\n%s", report)
 	}
 	if n := len(h.stepRequests("Sales figures")) + len(h.stepRequests("Charging network")); n != steps {
 		t.Errorf("resume ran steps again: %d step requests, had %d", n, steps)
 	}
-	if n := len(tasks(evs, tools.EventTaskStarted)); n != 0 {
+	if n := len(tasks[event.TaskStarted](evs)); n != 0 {
 		t.Errorf("resume started %d tasks", n)
 	}
 	if len(h.reporterRequests()) != 2 {

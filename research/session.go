@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
-	"github.com/deerflow/deerflow/tools"
 )
 
 // session is one Run: one message of a research conversation.
@@ -16,30 +16,25 @@ type session struct {
 	r      *Researcher
 	in     *agent.Input
 	ctx    context.Context
-	yield  func(agent.Event, error) bool
+	yield  func(event.Event) bool
 	model  agent.ModelRef
 	runRec *store.Run // the run's record, once begun
 	gone   bool       // the consumer stopped iterating
 }
 
 // emit hands ev to the consumer. Only the run's goroutine calls it.
-func (s *session) emit(ev agent.Event) {
+func (s *session) emit(ev event.Event) {
 	if s.gone {
 		return
 	}
-	ev.RunID, ev.ThreadID = s.in.RunID, s.in.ThreadID
-	var err error
-	if ev.Kind == agent.EventError {
-		err = ev.Err
-	}
-	if !s.yield(ev, err) {
+	if !s.yield(ev) {
 		s.gone = true
 	}
 }
 
 // status shows panel in the run's progress message.
 func (s *session) status(panel, line string) {
-	s.emit(agent.Event{Kind: agent.EventTool, Custom: &tools.Event{Kind: tools.EventStatus, Data: tools.Status{Panel: panel, Line: line}}})
+	s.emit(event.Status{Panel: panel, Line: line})
 }
 
 func (s *session) run(mode string) {
@@ -73,7 +68,7 @@ func (s *session) run(mode string) {
 			return
 		}
 	}
-	s.emit(agent.Event{Kind: agent.EventStarted, Model: s.model.Name})
+	s.emit(event.Started{Model: s.model.Name})
 	// The research is this run's while it runs: live (for Status,
 	// Resumable, Cancel) compares the thread's active run with RunID.
 	rec.Updated, rec.RunID = now, in.RunID
@@ -135,7 +130,7 @@ func (s *session) begin(rec *store.Research, user *store.Message) bool {
 	if err != nil {
 		s.runRec = nil
 		s.r.log.ErrorContext(s.ctx, "starting a research run", "thread", in.ThreadID, "err", err)
-		s.emit(agent.Event{Kind: agent.EventError, Text: "I couldn't save this conversation; please try again.", Err: err})
+		s.emit(event.Error{Text: "I couldn't save this conversation; please try again.", Err: err})
 		return false
 	}
 	return true
@@ -188,10 +183,10 @@ func (s *session) end(rec *store.Research, status store.RunStatus, errText, answ
 func (s *session) answer(rec *store.Research, text string) {
 	if err := s.end(rec, store.RunDone, "", text); err != nil {
 		s.r.log.ErrorContext(s.ctx, "saving a research answer", "thread", s.in.ThreadID, "err", err)
-		s.emit(agent.Event{Kind: agent.EventError, Text: "I couldn't save this conversation; please try again.", Err: err})
+		s.emit(event.Error{Text: "I couldn't save this conversation; please try again.", Err: err})
 		return
 	}
-	s.emit(agent.Event{Kind: agent.EventAnswer, Text: text, Model: s.model.Name})
+	s.emit(event.Answer{Text: text})
 }
 
 // fail ends the run with a failure the person reads as text; rec, when
@@ -204,7 +199,7 @@ func (s *session) fail(rec *store.Research, text string, err error) {
 	if serr := s.end(rec, store.RunError, err.Error(), ""); serr != nil {
 		s.r.log.ErrorContext(s.ctx, "recording a failed research run", "err", serr)
 	}
-	s.emit(agent.Event{Kind: agent.EventError, Text: text, Err: err})
+	s.emit(event.Error{Text: text, Err: err})
 }
 
 // stopped ends a run whose context ended. Stopped by the person (/stop),
@@ -223,7 +218,7 @@ func (s *session) stopped(rec *store.Research) {
 	if err := s.end(rec, status, "", ""); err != nil {
 		s.r.log.ErrorContext(s.ctx, "recording a stopped research run", "err", err)
 	}
-	s.emit(agent.Event{Kind: agent.EventStopped, Err: cause})
+	s.emit(event.Stopped{Err: cause})
 }
 
 // plan asks the planner for a plan (or a clarifying question) and shows

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/deerflow/deerflow/tools"
+	"github.com/deerflow/deerflow/event"
 )
 
 // SaveOutput writes data as name (a base name) in thread id's outputs,
@@ -18,23 +18,23 @@ import (
 // Reopen would). The data goes to a temporary file first, renamed over
 // name, so a reader never sees half of it and a symlink at name is
 // replaced, not written through.
-func (m *Manager) SaveOutput(id, name string, data []byte) (tools.File, error) {
+func (m *Manager) SaveOutput(id, name string, data []byte) (event.File, error) {
 	if !plainName(name) {
-		return tools.File{}, fmt.Errorf("sandbox: save output: %q is not a plain file name", name)
+		return event.File{}, fmt.Errorf("sandbox: save output: %q is not a plain file name", name)
 	}
 	t, err := m.thread(id)
 	if err != nil {
-		return tools.File{}, fmt.Errorf("sandbox: save output: invalid thread id %q", id)
+		return event.File{}, fmt.Errorf("sandbox: save output: invalid thread id %q", id)
 	}
 	defer m.locks.Lock(filepath.Join(t.userData, "outputs", name))()
 	root, err := openSub(t.userData, "outputs")
 	if err != nil {
-		return tools.File{}, fmt.Errorf("sandbox: save output: %w", err)
+		return event.File{}, fmt.Errorf("sandbox: save output: %w", err)
 	}
 	defer root.Close()
 	f, tmp, err := tempFile(root)
 	if err != nil {
-		return tools.File{}, fmt.Errorf("sandbox: save output %q: %w", name, err)
+		return event.File{}, fmt.Errorf("sandbox: save output %q: %w", name, err)
 	}
 	_, err = f.Write(data)
 	if err == nil {
@@ -48,14 +48,14 @@ func (m *Manager) SaveOutput(id, name string, data []byte) (tools.File, error) {
 	}
 	if err != nil {
 		root.Remove(tmp)
-		return tools.File{}, fmt.Errorf("sandbox: save output %q: %w", name, err)
+		return event.File{}, fmt.Errorf("sandbox: save output %q: %w", name, err)
 	}
 	files, err := t.present([]string{Outputs + "/" + name})
 	if err != nil {
-		return tools.File{}, fmt.Errorf("sandbox: save output %q: %w", name, err)
+		return event.File{}, fmt.Errorf("sandbox: save output %q: %w", name, err)
 	}
 	p := files[0]
-	return tools.File{Name: p.Name, Path: p.VirtualPath, Size: p.Size,
+	return event.File{Name: p.Name, Path: p.VirtualPath, Size: p.Size,
 		Open: func() (io.ReadCloser, error) { return p.Open() }}, nil
 }
 

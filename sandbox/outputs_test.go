@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deerflow/deerflow/tools"
+	"github.com/deerflow/deerflow/event"
 )
 
-func readOutput(t *testing.T, f tools.File) string {
+func readOutput(t *testing.T, f event.File) string {
 	t.Helper()
 	r, err := f.Open()
 	if err != nil {

@@ -10,12 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/tools"
 )
-
-// EventFiles is the tools.Event kind present_files emits; its Data is a
-// []tools.File whose Open is PresentedFile.Open.
-const EventFiles = tools.EventFiles
 
 // PresentedFile is a file the model asked to deliver to the user.
 type PresentedFile struct {
@@ -64,12 +61,13 @@ func (m *Manager) presentFilesTool() tools.Tool {
 			if err != nil {
 				return "", err
 			}
-			out := make([]tools.File, len(files))
+			// The event's files open with PresentedFile.Open.
+			out := make([]event.File, len(files))
 			for i, f := range files {
-				out[i] = tools.File{Name: f.Name, Path: f.VirtualPath, Size: f.Size,
+				out[i] = event.File{Name: f.Name, Path: f.VirtualPath, Size: f.Size,
 					Open: func() (io.ReadCloser, error) { return f.Open() }}
 			}
-			tools.Emit(ctx, tools.Event{Kind: EventFiles, Data: out})
+			tools.Emit(ctx, event.FilesPresented{Files: out})
 			var b strings.Builder
 			fmt.Fprintf(&b, "Presented %d file(s) to the user:", len(files))
 			for _, f := range files {
@@ -146,17 +144,17 @@ func (t *thread) present(paths []string) ([]PresentedFile, error) {
 // Reopen presents again a file presented earlier in thread id (virtual
 // path p under outputs), for a delivery retried after a restart. It is
 // checked like the first time.
-func (m *Manager) Reopen(id, p string) (tools.File, error) {
+func (m *Manager) Reopen(id, p string) (event.File, error) {
 	t, err := m.thread(id)
 	if err != nil {
-		return tools.File{}, err
+		return event.File{}, err
 	}
 	files, err := t.present([]string{p})
 	if err != nil {
-		return tools.File{}, err
+		return event.File{}, err
 	}
 	f := files[0]
-	return tools.File{Name: f.Name, Path: f.VirtualPath, Size: f.Size,
+	return event.File{Name: f.Name, Path: f.VirtualPath, Size: f.Size,
 		Open: func() (io.ReadCloser, error) { return f.Open() }}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -25,8 +26,8 @@ func TestPresentFilesStripsBidiFromNames(t *testing.T) {
 	writeHost(t, filepath.Join(out, rlo), "MZ")
 	writeHost(t, filepath.Join(out, others), "x")
 
-	var events []tools.Event
-	ctx := tools.WithEnv(context.Background(), &tools.Env{ThreadID: "t", Emit: func(ev tools.Event) { events = append(events, ev) }})
+	var events []event.Event
+	ctx := tools.WithEnv(context.Background(), &tools.Env{ThreadID: "t", Emit: func(ev event.Event) { events = append(events, ev) }})
 	args, _ := json.Marshal(map[string]any{"filepaths": []string{Outputs + "/" + rlo, Outputs + "/" + others}})
 	got, err := tools.NewRegistry(m.Tools()...).Call(ctx, "present_files", args)
 	if err != nil {
@@ -38,12 +39,12 @@ func TestPresentFilesStripsBidiFromNames(t *testing.T) {
 	if len(events) != 1 {
 		t.Fatalf("events = %+v", events)
 	}
-	files := events[0].Data.([]tools.File)
-	want := []tools.File{
+	files := events[0].(event.FilesPresented).Files
+	want := []event.File{
 		{Name: "invoicefdp.exe", Path: Outputs + "/" + rlo, Size: 2},
 		{Name: "abcd.txt", Path: Outputs + "/" + others, Size: 1},
 	}
-	if diff := cmp.Diff(want, files, cmpopts.IgnoreFields(tools.File{}, "Open")); diff != "" {
+	if diff := cmp.Diff(want, files, cmpopts.IgnoreFields(event.File{}, "Open")); diff != "" {
 		t.Errorf("presented files (-want +got):\n%s", diff)
 	}
 	rc, err := files[0].Open()

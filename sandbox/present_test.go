@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -20,8 +21,8 @@ func TestPresentFiles(t *testing.T) {
 	writeHost(t, filepath.Join(hostDir(t, m, "t", "workspace"), "draft.md"), "draft")
 	writeHost(t, filepath.Join(hostDir(t, m, "t", "uploads"), "in.csv"), "a,b")
 
-	var events []tools.Event
-	ctx := tools.WithEnv(context.Background(), &tools.Env{ThreadID: "t", Emit: func(ev tools.Event) { events = append(events, ev) }})
+	var events []event.Event
+	ctx := tools.WithEnv(context.Background(), &tools.Env{ThreadID: "t", Emit: func(ev event.Event) { events = append(events, ev) }})
 	run := func(paths ...string) (string, error) {
 		args, _ := json.Marshal(map[string]any{"filepaths": paths})
 		return tools.NewRegistry(m.Tools()...).Call(ctx, "present_files", args)
@@ -31,10 +32,10 @@ func TestPresentFiles(t *testing.T) {
 	if err != nil || got != "Presented 2 file(s) to the user:\n- /mnt/user-data/outputs/report.pdf\n- /mnt/user-data/outputs/charts/a.png" {
 		t.Fatalf("present = %q, %v", got, err)
 	}
-	if len(events) != 1 || events[0].Kind != "files" {
+	if len(events) != 1 || !isFiles(events[0]) {
 		t.Fatalf("events = %+v", events)
 	}
-	files := events[0].Data.([]tools.File)
+	files := events[0].(event.FilesPresented).Files
 	if len(files) != 2 || files[0].Name != "report.pdf" || files[0].Size != 8 || files[0].Path != "/mnt/user-data/outputs/report.pdf" ||
 		files[1].Name != "a.png" || files[1].Path != "/mnt/user-data/outputs/charts/a.png" {
 		t.Errorf("files = %+v", files)
@@ -103,8 +104,8 @@ func TestReplacedDirs(t *testing.T) {
 	writeHost(t, filepath.Join(outside, "secret.txt"), "TOPSECRET")
 	out := hostDir(t, m, "t", "outputs")
 	writeHost(t, filepath.Join(out, "r.txt"), "report")
-	var presented []tools.File
-	ctx := tools.WithEnv(context.Background(), &tools.Env{ThreadID: "t", Emit: func(ev tools.Event) { presented = ev.Data.([]tools.File) }})
+	var presented []event.File
+	ctx := tools.WithEnv(context.Background(), &tools.Env{ThreadID: "t", Emit: func(ev event.Event) { presented = ev.(event.FilesPresented).Files }})
 	args, _ := json.Marshal(map[string]any{"filepaths": []string{"/mnt/user-data/outputs/r.txt"}})
 	if _, err := tools.NewRegistry(m.Tools()...).Call(ctx, "present_files", args); err != nil || len(presented) != 1 {
 		t.Fatalf("present: %v", err)
@@ -141,4 +142,9 @@ func TestReplacedDirs(t *testing.T) {
 	if _, err := call(t, m, "t", "write_file", map[string]any{"path": "ok.txt", "content": "x"}); err != nil {
 		t.Error(err)
 	}
+}
+
+func isFiles(ev event.Event) bool {
+	_, ok := ev.(event.FilesPresented)
+	return ok
 }

@@ -10,7 +10,7 @@ import (
 var bucketTasks = []byte("tasks") // runID 0x00 taskID → Task JSON
 
 // Task is the record of one subagent task, kept with the run that
-// delegated it. Statuses are those of tools.TaskEvent (pending, running,
+// delegated it. Statuses are those of event.Task (pending, running,
 // completed, failed, cancelled, timed_out, interrupted).
 type Task struct {
 	ID          string    `json:"id"`

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/testutil"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/tools"
@@ -94,7 +95,7 @@ func BenchmarkTaskStart(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		env := &tools.Env{ThreadID: "th_bench", RunID: fmt.Sprintf("run_%d", i), ChatKey: "bench:1", Model: "instant",
-			Turn: 1, Batch: []string{ToolName}, Emit: func(tools.Event) {}}
+			Turn: 1, Batch: []string{ToolName}, Emit: func(event.Event) {}}
 		start := time.Now()
 		out, err := tool.Run(tools.WithEnv(context.Background(), env), args)
 		if err != nil {
@@ -134,15 +135,18 @@ func BenchmarkConcurrentSubagents(b *testing.B) {
 					if n := int64(m.Running()); n > peak.Load() {
 						peak.Store(n)
 					}
-					if ev.Kind == agent.EventTool && ev.Custom != nil {
-						te := ev.Custom.Data.(tools.TaskEvent)
-						seen[te.ID] = append(seen[te.ID], ev.Custom.Kind)
-					}
-					if ev.Kind == agent.EventAnswer {
+					switch ev := ev.(type) {
+					case event.TaskStarted:
+						seen[ev.Task.ID] = append(seen[ev.Task.ID], event.Name(ev))
+					case event.TaskProgress:
+						seen[ev.Task.ID] = append(seen[ev.Task.ID], event.Name(ev))
+					case event.TaskDone:
+						seen[ev.Task.ID] = append(seen[ev.Task.ID], event.Name(ev))
+					case event.Answer:
 						answer = ev.Text
 					}
 				}
-				want := []string{tools.EventTaskStarted, tools.EventTaskProgress, tools.EventTaskProgress, tools.EventTaskDone}
+				want := []string{"task_started", "task_progress", "task_progress", "task_done"}
 				if len(seen) != perLead || answer != "all parts done" {
 					errs <- fmt.Errorf("conversation %d: %d tasks reported, answer %q", c, len(seen), answer)
 					return

@@ -35,7 +35,7 @@ func TestSubagentMetrics(t *testing.T) {
 		return fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{taskCall("Look it up", "look", GeneralPurpose)}}
 	})
 	done := make(chan string, 1)
-	go func() { done <- last(h.run(context.Background(), "th_1", "go")).Text }()
+	go func() { done <- text(last(h.run(context.Background(), "th_1", "go"))) }()
 	h.fake.WaitRequests(2) // the subagent's model call is held
 	if out := scrape(t, met); !strings.Contains(out, "deerflow_running_subagents 1\n") {
 		t.Errorf("while a subagent runs, /metrics shows:\n%s", grep(out, "deerflow_running_subagents"))

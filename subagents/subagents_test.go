@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/internal/testutil"
 	"github.com/deerflow/deerflow/llm"
@@ -28,6 +29,16 @@ type harness struct {
 	st   *store.Store
 	m    *Manager
 	lead *agent.Agent
+
+	mu   sync.Mutex
+	runs map[string]string // thread → its latest run's id
+}
+
+// runID is the id of the latest run on thread th.
+func (h *harness) runID(th string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.runs[th]
 }
 
 type nameArgs struct {
@@ -75,9 +86,16 @@ func newHarness(t *testing.T, opts Options, leadTools ...tools.Tool) *harness {
 }
 
 // run sends text to the lead on thread th and returns its events.
-func (h *harness) run(ctx context.Context, th, text string) []agent.Event {
-	var evs []agent.Event
-	for ev := range h.lead.Run(ctx, agent.Input{ThreadID: th, ChatKey: "test:chat", UserID: "test:u", Text: text}) {
+func (h *harness) run(ctx context.Context, th, text string) []event.Event {
+	id := agent.NewID("run_")
+	h.mu.Lock()
+	if h.runs == nil {
+		h.runs = map[string]string{}
+	}
+	h.runs[th] = id
+	h.mu.Unlock()
+	var evs []event.Event
+	for ev := range h.lead.Run(ctx, agent.Input{RunID: id, ThreadID: th, ChatKey: "test:chat", UserID: "test:u", Text: text}) {
 		evs = append(evs, ev)
 	}
 	return evs
@@ -113,19 +131,46 @@ func toolResults(r fakeopenai.Request) []string {
 	return out
 }
 
-func taskEvents(evs []agent.Event) []tools.TaskEvent {
-	var out []tools.TaskEvent
+// taskEvents returns the task events of evs, each with its wire name
+// before its Line ("task_progress|line").
+func taskEvents(evs []event.Event) []event.Task {
+	var out []event.Task
 	for _, ev := range evs {
-		if ev.Kind == agent.EventTool && ev.Custom != nil && strings.HasPrefix(ev.Custom.Kind, "task_") {
-			te := ev.Custom.Data.(tools.TaskEvent)
-			te.Line = ev.Custom.Kind + "|" + te.Line
-			out = append(out, te)
+		var te event.Task
+		switch ev := ev.(type) {
+		case event.TaskStarted:
+			te = ev.Task
+		case event.TaskProgress:
+			te = ev.Task
+		case event.TaskDone:
+			te = ev.Task
+		default:
+			continue
 		}
+		te.Line = event.Name(ev) + "|" + te.Line
+		out = append(out, te)
 	}
 	return out
 }
 
-func last(evs []agent.Event) agent.Event { return evs[len(evs)-1] }
+func last(evs []event.Event) event.Event { return evs[len(evs)-1] }
+
+// answer is ev's text when it is an answer; ok reports whether it is.
+func answer(ev event.Event) (text string, ok bool) {
+	a, ok := ev.(event.Answer)
+	return a.Text, ok
+}
+
+// text is the text of an answer or an error.
+func text(ev event.Event) string {
+	switch ev := ev.(type) {
+	case event.Answer:
+		return ev.Text
+	case event.Error:
+		return ev.Text
+	}
+	return ""
+}
 
 func TestParallelTasksAndPerResponseLimit(t *testing.T) {
 	h := newHarness(t, Options{}, fakeTool("ls", false, nil), fakeTool("bash", false, nil), fakeTool("present_files", false, nil), fakeTool("ask_clarification", false, nil))
@@ -155,7 +200,7 @@ func TestParallelTasksAndPerResponseLimit(t *testing.T) {
 		// arrived: they only finish if they really run at the same time.
 		return fakeopenai.Turn{Text: "Looking into it.", ToolCalls: []fakeopenai.ToolCall{{Name: "ls", Arguments: `{"path":"/"}`}}, Hold: hold, HoldAfter: 1}
 	})
-	done := make(chan []agent.Event)
+	done := make(chan []event.Event)
 	go func() { done <- h.run(context.Background(), "th_1", "count everything") }()
 	h.fake.WaitRequests(4) // the lead, then three subagents at once
 	if n := h.fake.InFlight(); n != 3 {
@@ -163,8 +208,8 @@ func TestParallelTasksAndPerResponseLimit(t *testing.T) {
 	}
 	close(hold)
 	evs := <-done
-	if ev := last(evs); ev.Kind != agent.EventAnswer || ev.Text != "All counted." {
-		t.Fatalf("last event = %v %q", ev.Kind, ev.Text)
+	if text, ok := answer(last(evs)); !ok || text != "All counted." {
+		t.Fatalf("last event = %#v", last(evs))
 	}
 
 	var leadFinal fakeopenai.Request
@@ -233,14 +278,14 @@ func TestParallelTasksAndPerResponseLimit(t *testing.T) {
 	var recs []*store.Task
 	h.st.View(func(tx *store.Tx) error {
 		var err error
-		recs, err = tx.Tasks(evs[0].RunID)
+		recs, err = tx.Tasks(h.runID("th_1"))
 		return err
 	})
 	if len(recs) != 3 {
 		t.Fatalf("%d task records", len(recs))
 	}
 	for _, r := range recs {
-		if r.Status != tools.TaskCompleted || r.Turn != 1 || r.ThreadID != "th_1" || r.ChatKey != "test:chat" || r.Started.IsZero() || r.Ended.Before(r.Started) || !strings.HasPrefix(r.Result, "Result for") {
+		if r.Status != event.TaskCompleted || r.Turn != 1 || r.ThreadID != "th_1" || r.ChatKey != "test:chat" || r.Started.IsZero() || r.Ended.Before(r.Started) || !strings.HasPrefix(r.Result, "Result for") {
 			t.Errorf("record = %+v", r)
 		}
 	}
@@ -273,8 +318,8 @@ func TestUnknownTypeListsTheValidOnes(t *testing.T) {
 		fakeopenai.Turn{Text: "ok"},
 	)
 	evs := h.run(context.Background(), "th_1", "go")
-	if last(evs).Kind != agent.EventAnswer {
-		t.Fatalf("run ended with %v", last(evs).Kind)
+	if _, ok := answer(last(evs)); !ok {
+		t.Fatalf("run ended with %#v", last(evs))
 	}
 	res := toolResults(h.fake.Requests()[1])
 	if len(res) != 1 || !strings.Contains(res[0], `unknown subagent type "wizard"`) || !strings.Contains(res[0], "general-purpose, bash, researcher") {
@@ -302,7 +347,7 @@ func TestPerRunLimitCountsEarlierResponses(t *testing.T) {
 		return fakeopenai.Turn{Text: "finished"}
 	})
 	evs := h.run(context.Background(), "th_1", "go")
-	if last(evs).Text != "finished" {
+	if text(last(evs)) != "finished" {
 		t.Fatalf("last = %+v", last(evs))
 	}
 	var final fakeopenai.Request
@@ -325,7 +370,7 @@ func TestPerRunLimitCountsEarlierResponses(t *testing.T) {
 	h.fake.Script(fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{taskCall("c six", "6", GeneralPurpose)}}, fakeopenai.Turn{Text: "done 6"}, fakeopenai.Turn{Text: "again"})
 	h.fake.Handle(nil)
 	evs = h.run(context.Background(), "th_1", "more")
-	if last(evs).Text != "again" {
+	if text(last(evs)) != "again" {
 		t.Errorf("second run = %+v", last(evs))
 	}
 }
@@ -342,12 +387,12 @@ func TestTimeoutMarksTimedOutAndTheLeadContinues(t *testing.T) {
 		return fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{taskCall("Think slowly", "think", "slow")}}
 	})
 	evs := h.run(context.Background(), "th_1", "go")
-	if ev := last(evs); ev.Kind != agent.EventAnswer || !strings.Contains(ev.Text, "too slow") {
-		t.Fatalf("last = %v %q", ev.Kind, ev.Text)
+	if text, ok := answer(last(evs)); !ok || !strings.Contains(text, "too slow") {
+		t.Fatalf("last = %#v", last(evs))
 	}
 	tes := taskEvents(evs)
 	end := tes[len(tes)-1]
-	if end.Status != tools.TaskTimedOut || end.Duration < 300*time.Millisecond {
+	if end.Status != event.TaskTimedOut || end.Duration < 300*time.Millisecond {
 		t.Errorf("task_done = %+v", end)
 	}
 	var res []string
@@ -371,7 +416,7 @@ func TestStopCancelsEverySubagentAndItsTools(t *testing.T) {
 		}
 		return fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "bash", Arguments: `{}`}}}
 	})
-	done := make(chan []agent.Event)
+	done := make(chan []event.Event)
 	go func() { done <- h.run(context.Background(), "th_1", "go") }()
 	h.fake.WaitRequests(4)
 	testutil.WaitFor(t, func() bool { return h.m.Running() == 3 })
@@ -382,8 +427,8 @@ func TestStopCancelsEverySubagentAndItsTools(t *testing.T) {
 		t.Fatal("no run to stop")
 	}
 	evs := <-done
-	if last(evs).Kind != agent.EventStopped {
-		t.Fatalf("last = %v", last(evs).Kind)
+	if _, ok := last(evs).(event.Stopped); !ok {
+		t.Fatalf("last = %#v", last(evs))
 	}
 	for range 3 {
 		select {
@@ -396,13 +441,13 @@ func TestStopCancelsEverySubagentAndItsTools(t *testing.T) {
 	for _, te := range taskEvents(evs) {
 		statuses[te.Description] = te.Status
 	}
-	if len(statuses) != 3 || statuses["one"] != tools.TaskCancelled || statuses["two"] != tools.TaskCancelled || statuses["three"] != tools.TaskCancelled {
+	if len(statuses) != 3 || statuses["one"] != event.TaskCancelled || statuses["two"] != event.TaskCancelled || statuses["three"] != event.TaskCancelled {
 		t.Errorf("final statuses = %v", statuses)
 	}
 	var recs []*store.Task
-	h.st.View(func(tx *store.Tx) error { recs, _ = tx.Tasks(evs[0].RunID); return nil })
+	h.st.View(func(tx *store.Tx) error { recs, _ = tx.Tasks(h.runID("th_1")); return nil })
 	for _, r := range recs {
-		if r.Status != tools.TaskCancelled {
+		if r.Status != event.TaskCancelled {
 			t.Errorf("record %s is %s", r.Description, r.Status)
 		}
 	}
@@ -425,12 +470,12 @@ func TestGlobalCapQueuesInOrder(t *testing.T) {
 		return fakeopenai.Turn{Text: "ok", Delay: 5 * time.Millisecond}
 	})
 	evs := h.run(context.Background(), "th_1", "go")
-	if last(evs).Text != "both done" {
+	if text(last(evs)) != "both done" {
 		t.Fatalf("last = %+v", last(evs))
 	}
 	var pending []string
 	for _, te := range taskEvents(evs) {
-		if te.Status == tools.TaskPending {
+		if te.Status == event.TaskPending {
 			pending = append(pending, fmt.Sprintf("%s:%d", te.Description, te.Ahead))
 		}
 	}
@@ -472,7 +517,7 @@ func TestCustomTypeModelToolsAndTurns(t *testing.T) {
 		return fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "ls", Arguments: `{}`}}} // never finishes
 	})
 	evs := h.run(context.Background(), "th_1", "go")
-	if last(evs).Text != "done" {
+	if text(last(evs)) != "done" {
 		t.Fatalf("last = %+v", last(evs))
 	}
 	var sub []fakeopenai.Request
@@ -541,13 +586,13 @@ func TestShutdownInterruptsTasks(t *testing.T) {
 		}
 		return fakeopenai.Turn{Hold: make(chan struct{})}
 	})
-	done := make(chan []agent.Event)
+	done := make(chan []event.Event)
 	go func() { done <- h.run(context.Background(), "th_1", "go") }()
 	h.fake.WaitRequests(2)
 	h.lead.StopAll(context.Background(), errors.New("deerflow is shutting down"))
 	evs := <-done
 	tes := taskEvents(evs)
-	if end := tes[len(tes)-1]; end.Status != tools.TaskInterrupted || !strings.Contains(end.Result, "deerflow is shutting down") {
+	if end := tes[len(tes)-1]; end.Status != event.TaskInterrupted || !strings.Contains(end.Result, "deerflow is shutting down") {
 		t.Errorf("task_done = %+v", end)
 	}
 }

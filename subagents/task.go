@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/logctx"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
@@ -26,7 +27,7 @@ type task struct {
 	env  *tools.Env
 	kind *kind
 	args taskArgs
-	ev   tools.TaskEvent // the latest state, as reported
+	ev   event.Task // the latest state, as reported
 
 	steps []string // the latest progress lines, for a timed-out report
 
@@ -39,7 +40,7 @@ type task struct {
 // Outcome is how a subagent task ended.
 type Outcome struct {
 	ID       string
-	Status   string // a tools task status: completed, failed, cancelled, timed_out, interrupted
+	Status   string // an event.Task status: completed, failed, cancelled, timed_out, interrupted
 	Text     string // the subagent's answer, or what went wrong, in full
 	Duration time.Duration
 }
@@ -47,20 +48,20 @@ type Outcome struct {
 // execute runs a subagent for args. It reports task events through env and
 // records the task with its run.
 func (m *Manager) execute(ctx context.Context, env *tools.Env, k *kind, args taskArgs) Outcome {
-	t := &task{m: m, env: env, kind: k, args: args, ev: tools.TaskEvent{
-		ID: agent.NewID("task_"), Description: args.Description, Type: k.Name, Status: tools.TaskPending,
+	t := &task{m: m, env: env, kind: k, args: args, ev: event.Task{
+		ID: agent.NewID("task_"), Description: args.Description, Type: k.Name, Status: event.TaskPending,
 	}}
 	ctx = logctx.With(ctx, slog.String("task", t.ev.ID)) // its lines name the lead's run and the task
 	t.ctx = ctx
 	created := m.opts.Now()
 	t.record(func(r *store.Task) {
 		r.ThreadID, r.ChatKey, r.Type, r.Description = env.ThreadID, env.ChatKey, k.Name, args.Description
-		r.Turn, r.Status, r.Created = env.Turn, tools.TaskPending, created
+		r.Turn, r.Status, r.Created = env.Turn, event.TaskPending, created
 	})
 
 	err := m.slots.acquire(ctx, func(ahead int) {
 		t.ev.Ahead = ahead
-		t.emit(tools.EventTaskStarted)
+		t.emit(event.TaskStarted{Task: t.ev})
 	})
 	if err != nil {
 		return t.end(t.stopStatus(ctx), 0, context.Cause(ctx).Error())
@@ -70,9 +71,9 @@ func (m *Manager) execute(ctx context.Context, env *tools.Env, k *kind, args tas
 	defer m.running.Add(-1)
 
 	started := m.opts.Now()
-	t.ev.Status, t.ev.Started, t.ev.Ahead = tools.TaskRunning, started, 0
-	t.record(func(r *store.Task) { r.Status, r.Started = tools.TaskRunning, started })
-	t.emit(tools.EventTaskStarted)
+	t.ev.Status, t.ev.Started, t.ev.Ahead = event.TaskRunning, started, 0
+	t.record(func(r *store.Task) { r.Status, r.Started = event.TaskRunning, started })
+	t.emit(event.TaskStarted{Task: t.ev})
 
 	sctx, cancel := context.WithTimeoutCause(ctx, k.Timeout, errTimedOut)
 	defer cancel()
@@ -95,33 +96,33 @@ func (t *task) run(ctx context.Context) (status, result string) {
 		Model:     model,
 		Workspace: t.env.ThreadID,
 	}) {
-		switch ev.Kind {
-		case agent.EventTextDelta:
+		switch ev := ev.(type) {
+		case event.TextDelta:
 			text.WriteString(ev.Text)
-		case agent.EventTextReset:
+		case event.TextReset:
 			text.Reset()
-		case agent.EventToolStart:
+		case event.ToolCall:
 			if s := firstLine(text.String()); s != "" {
 				t.progress(s)
 			}
 			text.Reset()
-			line := ev.Tool.Name
-			if ev.Tool.Summary != "" {
-				line += ": " + ev.Tool.Summary
+			line := ev.Name
+			if ev.Summary != "" {
+				line += ": " + ev.Summary
 			}
 			t.progress("› " + line)
-		case agent.EventAnswer:
+		case event.Answer:
 			if ev.Capped {
-				return tools.TaskCompleted, fmt.Sprintf("(The subagent used all of its %d steps before finishing; this is where it stopped.)\n\n%s", t.kind.MaxTurns, t.lastSteps())
+				return event.TaskCompleted, fmt.Sprintf("(The subagent used all of its %d steps before finishing; this is where it stopped.)\n\n%s", t.kind.MaxTurns, t.lastSteps())
 			}
-			return tools.TaskCompleted, ev.Text
-		case agent.EventError:
-			return tools.TaskFailed, ev.Text
-		case agent.EventStopped:
+			return event.TaskCompleted, ev.Text
+		case event.Error:
+			return event.TaskFailed, ev.Text
+		case event.Stopped:
 			return t.stopStatus(ctx), context.Cause(ctx).Error()
 		}
 	}
-	return tools.TaskFailed, "the subagent ended without an answer"
+	return event.TaskFailed, "the subagent ended without an answer"
 }
 
 // stopStatus is the status of a task whose context ended.
@@ -130,11 +131,11 @@ func (t *task) run(ctx context.Context) (status, result string) {
 func (t *task) stopStatus(ctx context.Context) string {
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errTimedOut):
-		return tools.TaskTimedOut
+		return event.TaskTimedOut
 	case errors.Is(cause, agent.ErrStopped), errors.Is(cause, context.Canceled):
-		return tools.TaskCancelled
+		return event.TaskCancelled
 	}
-	return tools.TaskInterrupted
+	return event.TaskInterrupted
 }
 
 // progress reports one step of the subagent.
@@ -145,7 +146,7 @@ func (t *task) progress(line string) {
 		t.steps = t.steps[len(t.steps)-5:]
 	}
 	t.ev.Line = line
-	t.emit(tools.EventTaskProgress)
+	t.emit(event.TaskProgress{Task: t.ev})
 	t.ev.Line = ""
 }
 
@@ -160,16 +161,16 @@ func (t *task) lastSteps() string {
 func (t *task) end(status string, dur time.Duration, result string) Outcome {
 	var body string
 	switch status {
-	case tools.TaskCompleted:
+	case event.TaskCompleted:
 		body = strings.TrimSpace(result)
 		if body == "" {
 			body = "(the subagent gave an empty answer)"
 		}
-	case tools.TaskFailed:
+	case event.TaskFailed:
 		body = "The subagent failed: " + result
-	case tools.TaskTimedOut:
+	case event.TaskTimedOut:
 		body = fmt.Sprintf("The subagent did not finish within its time limit of %s and was stopped. %s", t.kind.Timeout, t.lastSteps())
-	case tools.TaskInterrupted:
+	case event.TaskInterrupted:
 		body = fmt.Sprintf("The task was interrupted before it finished (%s).", result)
 	default:
 		if dur == 0 {
@@ -185,7 +186,7 @@ func (t *task) end(status string, dur time.Duration, result string) Outcome {
 		t.m.log.ErrorContext(t.ctx, "recording a subagent task", "err", err)
 	}
 	t.ev.Status, t.ev.Duration, t.ev.Result = status, dur, summary
-	t.emit(tools.EventTaskDone)
+	t.emit(event.TaskDone{Task: t.ev})
 	t.m.opts.Metrics.SubagentTask(status)
 	return Outcome{ID: t.ev.ID, Status: status, Text: body, Duration: dur}
 }
@@ -196,10 +197,10 @@ func forLead(o Outcome, args taskArgs, k *kind) string {
 		args.Description, k.Name, o.ID, o.Status, readable(o.Duration), o.Text)
 }
 
-func (t *task) emit(kind string) {
-	ev := t.ev
+// emit reports ev, an event about the task, to the lead's run.
+func (t *task) emit(ev event.Event) {
 	if t.env.Emit != nil {
-		t.env.Emit(tools.Event{Kind: kind, Data: ev})
+		t.env.Emit(ev)
 	}
 }
 

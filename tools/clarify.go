@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/deerflow/deerflow/event"
 )
 
 // ClarifyName is the name of the clarification tool.
@@ -27,7 +29,7 @@ func (clarify) EndsRun() bool { return true }
 func Clarify() Tool {
 	return clarify{Func(ClarifyName,
 		"Ask the person a question and wait for the answer, instead of guessing: when the request lacks something you need, can be read in different ways, leaves a choice of approach to them, or asks for something risky. Your turn ends with the question; their next message is the answer. Ask only what you cannot find out yourself.",
-		func(_ context.Context, in clarifyArgs) (string, error) {
+		func(ctx context.Context, in clarifyArgs) (string, error) {
 			q := strings.TrimSpace(in.Question)
 			if q == "" {
 				return "", &ArgError{Tool: ClarifyName, Msg: "question must not be empty"}
@@ -50,6 +52,9 @@ func Clarify() Tool {
 				}
 				b.WriteString("\n\nReply with a number, or in your own words.")
 			}
+			// Front ends that can offer the options as buttons use this;
+			// the others show the answer, which says the same.
+			Emit(ctx, event.Clarification{Question: q, Options: opts})
 			return b.String(), nil
 		})}
 }

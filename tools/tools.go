@@ -2,8 +2,9 @@
 // and a Run func), a registry of them, and argument decoding whose errors go
 // back to the model as tool results instead of failing a run.
 //
-// It imports no package of ours. Tools learn about the conversation they run
-// in through the context (see Env).
+// Of our packages it imports only event (what its tools report while they
+// run). Tools learn about the conversation they run in through the context
+// (see Env).
 package tools
 
 import (

@@ -5,8 +5,8 @@ import (
 
 	"github.com/deerflow/deerflow/api"
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/sandbox"
-	"github.com/deerflow/deerflow/tools"
 )
 
 // newAPI builds the HTTP API when http.listen is set (without
@@ -23,7 +23,7 @@ func (a *app) newAPI(sb *sandbox.Manager) error {
 		Token: a.cfg.HTTP.APIToken,
 		Store: a.store,
 		Agent: a.agent,
-		Files: func(threadID, name string) (tools.File, error) {
+		Files: func(threadID, name string) (event.File, error) {
 			return sb.Reopen(threadID, sandbox.Outputs+"/"+name)
 		},
 		RemoveFiles: sb.RemoveThread,

@@ -15,6 +15,7 @@ import (
 	"github.com/deerflow/deerflow/api"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/config"
+	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/logctx"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/mcp"
@@ -348,13 +349,13 @@ func (a *app) recover() error {
 				return err
 			}
 			for _, t := range tasks {
-				if t.Status != tools.TaskPending && t.Status != tools.TaskRunning {
+				if t.Status != event.TaskPending && t.Status != event.TaskRunning {
 					continue
 				}
-				if err := tx.UpdateTask(r.ID, t.ID, func(t *store.Task) { t.Status, t.Ended = tools.TaskInterrupted, now }); err != nil {
+				if err := tx.UpdateTask(r.ID, t.ID, func(t *store.Task) { t.Status, t.Ended = event.TaskInterrupted, now }); err != nil {
 					return err
 				}
-				t.Status, t.Ended = tools.TaskInterrupted, now
+				t.Status, t.Ended = event.TaskInterrupted, now
 				stopped = append(stopped, t)
 				a.log.Warn("subagent task was interrupted by a restart", "task", t.ID, "run", r.ID, "description", t.Description)
 			}
