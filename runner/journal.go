@@ -1,0 +1,100 @@
+package runner
+
+import (
+	"context"
+	"sync"
+
+	"github.com/deerflow/deerflow/event"
+)
+
+// Record is one journaled event of a run. Seq starts at 1 and grows by one
+// per event; a follower that reconnects asks for the records after the
+// last Seq it saw.
+type Record struct {
+	Seq   int
+	Event event.Event
+}
+
+// journal keeps a run's latest events for its followers, in memory: the
+// run's durable state (its messages, its record) is in the store, and the
+// journal is what a front end replays to show it live. It keeps the last
+// max records.
+type journal struct {
+	max    int
+	mu     sync.Mutex
+	recs   []Record
+	next   int           // Seq of the next record
+	wake   chan struct{} // closed and replaced when a record is added or the journal ends
+	closed bool
+}
+
+func newJournal(max int) *journal {
+	return &journal{max: max, next: 1, wake: make(chan struct{})}
+}
+
+// add appends ev, dropping the oldest record beyond max, and wakes the
+// followers.
+func (j *journal) add(ev event.Event) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return
+	}
+	j.recs = append(j.recs, Record{Seq: j.next, Event: ev})
+	j.next++
+	if over := len(j.recs) - j.max; over > 0 {
+		j.recs = append(j.recs[:0:0], j.recs[over:]...)
+	}
+	close(j.wake)
+	j.wake = make(chan struct{})
+}
+
+// close ends the journal: followers stop once they have read everything.
+func (j *journal) close() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.closed {
+		j.closed = true
+		close(j.wake)
+	}
+}
+
+// read returns the records after seq, whether the journal has ended, and
+// a channel closed when there is more.
+func (j *journal) read(after int) ([]Record, bool, <-chan struct{}) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []Record
+	if n := len(j.recs); n > 0 {
+		i := max(after-j.recs[0].Seq+1, 0)
+		if i < n {
+			out = append(out, j.recs[i:]...)
+		}
+	}
+	return out, j.closed, j.wake
+}
+
+func (j *journal) follow(ctx context.Context, after int) func(func(Record) bool) {
+	return func(yield func(Record) bool) {
+		for {
+			recs, closed, wake := j.read(after)
+			for _, rec := range recs {
+				if !yield(rec) {
+					return
+				}
+				after = rec.Seq
+			}
+			if closed && len(recs) == 0 {
+				return
+			}
+			if len(recs) > 0 {
+				continue // more may have come meanwhile
+			}
+			select {
+			case <-wake:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,326 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/deerflow/deerflow/event"
+	"github.com/deerflow/deerflow/store"
+)
+
+// scripted is an engine whose runs append the person's message in their
+// begin commit, then wait for their text's gate (if any) before answering
+// "re: <text>". A cancelled run reports Stopped with the cause.
+type scripted struct {
+	st    *store.Store
+	mu    sync.Mutex
+	gates map[string]chan struct{}
+	began chan string // the text of each run that began
+}
+
+func (e *scripted) gate(text string) chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gates[text] == nil {
+		e.gates[text] = make(chan struct{})
+	}
+	return e.gates[text]
+}
+
+func (e *scripted) Run(ctx context.Context, run *Run) iter.Seq[event.Event] {
+	return func(yield func(event.Event) bool) {
+		err := e.st.Update(func(tx *store.Tx) error {
+			if err := tx.AppendMessages(run.Req.ThreadID, &store.Message{Role: "user", Content: run.Req.Text}); err != nil {
+				return err
+			}
+			return run.Begin(tx)
+		})
+		if err != nil {
+			yield(event.Error{Text: "store", Err: err})
+			return
+		}
+		e.began <- run.Req.Text
+		if !yield(event.TextDelta{Text: "re: "}) {
+			return
+		}
+		e.mu.Lock()
+		g := e.gates[run.Req.Text]
+		e.mu.Unlock()
+		if g != nil {
+			select {
+			case <-g:
+			case <-ctx.Done():
+				yield(event.Stopped{Err: context.Cause(ctx)})
+				return
+			}
+		}
+		yield(event.Answer{Text: "re: " + run.Req.Text})
+	}
+}
+
+type harness struct {
+	t   *testing.T
+	st  *store.Store
+	eng *scripted
+	r   *Runner
+	h   Handler
+}
+
+func newHarness(t *testing.T, path string, h Handler) *harness {
+	t.Helper()
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "db")
+	}
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := &scripted{st: st, gates: map[string]chan struct{}{}, began: make(chan string, 100)}
+	h.Engine = eng
+	r, err := New(Options{Store: st, MaxQueued: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Handle(OriginAPI, h)
+	hs := &harness{t: t, st: st, eng: eng, r: r, h: h}
+	t.Cleanup(func() { hs.close() })
+	return hs
+}
+
+func (hs *harness) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	hs.r.Close(ctx, 0, errors.New("test over"))
+	hs.st.Close()
+}
+
+func (hs *harness) submit(text string, st Strategy) (Ticket, error) {
+	return hs.r.Submit(Request{ThreadID: "th_1", User: "api:u", Text: text, Strategy: st})
+}
+
+// outcome follows a run to its end and returns its events' names and its
+// final status.
+func outcome(t *testing.T, run *Run) (names []string, ended event.Ended) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for rec := range run.Events(ctx, 0) {
+		names = append(names, event.Name(rec.Event))
+		if e, ok := rec.Event.(event.Ended); ok {
+			ended = e
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("run %s did not end", run.ID())
+	}
+	return names, ended
+}
+
+func (hs *harness) messages() []string {
+	var out []string
+	hs.st.View(func(tx *store.Tx) error {
+		msgs, err := tx.Messages("th_1", 0)
+		for _, m := range msgs {
+			out = append(out, m.Content)
+		}
+		return err
+	})
+	return out
+}
+
+func TestEnqueueRunsInOrder(t *testing.T) {
+	hs := newHarness(t, "", Handler{})
+	g := hs.eng.gate("one")
+	a, err := hs.submit("one", Enqueue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-hs.eng.began
+	b, err := hs.submit("two", Enqueue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Ahead != 0 || b.Ahead != 1 {
+		t.Errorf("ahead = %d, %d; want 0, 1", a.Ahead, b.Ahead)
+	}
+	close(g)
+	_, ea := outcome(t, a.Run)
+	names, eb := outcome(t, b.Run)
+	if diff := cmp.Diff([]string{"metadata", "message_delta", "message", "end"}, names); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if ea.Status != StatusSuccess || eb.Status != StatusSuccess {
+		t.Errorf("statuses %q %q", ea.Status, eb.Status)
+	}
+	if diff := cmp.Diff([]string{"one", "two"}, hs.messages()); diff != "" {
+		t.Errorf("thread (-want +got):\n%s", diff)
+	}
+}
+
+func TestRejectWhenBusy(t *testing.T) {
+	hs := newHarness(t, "", Handler{})
+	g := hs.eng.gate("one")
+	a, _ := hs.submit("one", Enqueue)
+	<-hs.eng.began
+	if _, err := hs.submit("two", Reject); !errors.Is(err, ErrBusy) {
+		t.Fatalf("reject while busy: %v", err)
+	}
+	close(g)
+	outcome(t, a.Run)
+	hs.r.WaitIdle(context.Background())
+	b, err := hs.submit("three", Reject)
+	if err != nil {
+		t.Fatalf("reject while idle: %v", err)
+	}
+	if _, e := outcome(t, b.Run); e.Status != StatusSuccess {
+		t.Errorf("status %q", e.Status)
+	}
+}
+
+func TestInterruptKeepsRollbackUndoes(t *testing.T) {
+	for _, st := range []Strategy{Interrupt, Rollback} {
+		t.Run(string(st), func(t *testing.T) {
+			hs := newHarness(t, "", Handler{Undoable: true})
+			hs.eng.gate("one")
+			a, _ := hs.submit("one", Enqueue)
+			<-hs.eng.began
+			b, err := hs.submit("two", st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ea := outcome(t, a.Run)
+			_, eb := outcome(t, b.Run)
+			want := []string{"one", "two"}
+			wantErr := "interrupted by a later run"
+			if st == Rollback {
+				want, wantErr = []string{"two"}, "rolled back by a later run (multitask_strategy rollback)"
+			}
+			if ea.Status != StatusInterrupted || ea.Error != wantErr || eb.Status != StatusSuccess {
+				t.Errorf("first %+v, second %+v", ea, eb)
+			}
+			if diff := cmp.Diff(want, hs.messages()); diff != "" {
+				t.Errorf("thread (-want +got):\n%s", diff)
+			}
+			if st == Rollback && !a.Run.Info().RolledBack {
+				t.Error("the first run does not say it was rolled back")
+			}
+		})
+	}
+}
+
+func TestQueueCapAndCancel(t *testing.T) {
+	hs := newHarness(t, "", Handler{})
+	g := hs.eng.gate("one")
+	a, _ := hs.submit("one", Enqueue)
+	<-hs.eng.began
+	var waiting []Ticket
+	for _, text := range []string{"two", "three", "four"} {
+		tk, err := hs.submit(text, Enqueue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waiting = append(waiting, tk)
+	}
+	var full *FullError
+	if _, err := hs.submit("five", Enqueue); !errors.As(err, &full) || full.Waiting != 3 || full.Global {
+		t.Fatalf("over the cap: %v", err)
+	}
+	if !hs.r.Cancel(waiting[0].Run.ID(), nil) {
+		t.Fatal("cancel of a waiting run found nothing")
+	}
+	if _, e := outcome(t, waiting[0].Run); e.Status != StatusInterrupted || e.Error != "cancelled before it started" {
+		t.Errorf("cancelled waiting run: %+v", e)
+	}
+	stopped, dropped := hs.r.Stop("api:th_1")
+	if !stopped || dropped != 2 {
+		t.Errorf("stop = %v, %d; want true, 2", stopped, dropped)
+	}
+	if _, e := outcome(t, a.Run); e.Status != StatusInterrupted {
+		t.Errorf("stopped run: %+v", e)
+	}
+	_ = g
+	hs.r.WaitIdle(context.Background())
+	if n := pendingCount(t, hs.st); n != 0 {
+		t.Errorf("%d runs still stored after cancel and stop", n)
+	}
+}
+
+func pendingCount(t *testing.T, st *store.Store) int {
+	n := 0
+	st.View(func(tx *store.Tx) error {
+		return tx.QueuedRuns(func(uint64, []byte) error { n++; return nil })
+	})
+	return n
+}
+
+func TestFollowerRejoinsFromSeq(t *testing.T) {
+	hs := newHarness(t, "", Handler{})
+	tk, _ := hs.submit("one", Enqueue)
+	names, _ := outcome(t, tk.Run)
+	var again []int
+	for rec := range tk.Run.Events(context.Background(), 2) {
+		again = append(again, rec.Seq)
+	}
+	want := []int{}
+	for i := 3; i <= len(names); i++ {
+		want = append(want, i)
+	}
+	if diff := cmp.Diff(want, again); diff != "" {
+		t.Errorf("rejoin after seq 2 (-want +got):\n%s", diff)
+	}
+}
+
+func TestRecoverResumesQueuedAndReportsInterrupted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	hs := newHarness(t, path, Handler{})
+	hs.eng.gate("one")
+	a, _ := hs.submit("one", Enqueue)
+	<-hs.eng.began
+	b, _ := hs.submit("two", Enqueue)
+	// A crash: the store is left as the process left it, one run
+	// recorded as running.
+	hs.st.Update(func(tx *store.Tx) error {
+		return tx.PutRun(&store.Run{ID: a.Run.ID(), ThreadID: "th_1", ChatKey: "api:th_1", Status: store.RunRunning})
+	})
+	hs.r.Refuse()
+	hs.r.Stop("api:th_1") // the waiting run stays: we re-store it as the crash left it
+	data := b.Run.Req
+	hs.st.Update(func(tx *store.Tx) error {
+		_, err := tx.PutQueuedRun([]byte(`{"id":"` + data.ID + `","thread_id":"th_1","input":"two","user":"api:u"}`))
+		return err
+	})
+	hs.close()
+
+	var told []string
+	hs2 := newHarness(t, path, Handler{Interrupted: func(tx *store.Tx, rec *store.Run, _ []*store.Task) error {
+		told = append(told, rec.ID)
+		return nil
+	}})
+	var followed []string
+	hs2.h.Follow = func(_ context.Context, run *Run) { followed = append(followed, run.ID()) }
+	hs2.r.Handle(OriginAPI, hs2.h)
+	resumed, interrupted, err := hs2.r.Recover()
+	if err != nil || resumed != 1 || interrupted != 1 {
+		t.Fatalf("recover = %d, %d, %v", resumed, interrupted, err)
+	}
+	if diff := cmp.Diff([]string{a.Run.ID()}, told); diff != "" {
+		t.Errorf("interrupted runs reported (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{data.ID}, followed); diff != "" {
+		t.Errorf("resumed runs followed (-want +got):\n%s", diff)
+	}
+	run, ok := hs2.r.Lookup(data.ID)
+	if !ok {
+		t.Fatal("the resumed run is not found by its id")
+	}
+	if _, e := outcome(t, run); e.Status != StatusSuccess {
+		t.Errorf("resumed run: %+v", e)
+	}
+}
