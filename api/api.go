@@ -19,7 +19,6 @@
 package api
 
 import (
-	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -33,7 +32,8 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
-	runevent "github.com/deerflow/deerflow/event"
+	"github.com/deerflow/deerflow/event"
+	"github.com/deerflow/deerflow/runner"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -44,9 +44,12 @@ type Options struct {
 	Token string
 	Store *store.Store // required
 	Agent *agent.Agent // required
+	// Runner runs the API's runs (origin api); required. New registers
+	// the API's handler with it.
+	Runner *runner.Runner
 	// Files finds a file in a thread's outputs by name (checked like a
 	// presented file); nil: the files route finds nothing.
-	Files func(threadID, name string) (runevent.File, error)
+	Files func(threadID, name string) (event.File, error)
 	// RemoveFiles deletes a thread's files on disk (workspace, uploads,
 	// outputs) when the thread is deleted; nil: none are removed.
 	RemoveFiles func(threadID string) error
@@ -56,9 +59,6 @@ type Options struct {
 	BodyTimeout time.Duration
 	// Heartbeat is how often an idle stream gets a comment (0 → 15 s).
 	Heartbeat time.Duration
-	// Buffer is how many events of a run are kept for clients that
-	// reconnect (0 → 256); older ones are reported as a gap.
-	Buffer int
 	// MaxBody bounds a request body (0 → 1 MiB); MaxInput a run's input
 	// message (0 → 100,000 characters).
 	MaxBody  int64
@@ -77,31 +77,17 @@ type Server struct {
 	mux *http.ServeMux
 
 	mu      sync.Mutex
-	lanes   map[string]*lane // thread id → its runs
-	runs    map[string]*run  // run id → run, while kept
-	closed  bool
-	workers sync.WaitGroup
-	closing chan struct{} // closed by Close: streams end
-}
-
-// lane is one thread's runs: the active one and those waiting, in order.
-// Guarded by Server.mu.
-type lane struct {
-	active *run
-	queue  []*run
-	post   sync.Mutex // held while a run is submitted (not under Server.mu)
+	clients map[string]int // run id → stream clients watching it
+	closing chan struct{}  // closed by Close: streams end
 }
 
 // New returns a Server.
 func New(o Options) (*Server, error) {
-	if o.Store == nil || o.Agent == nil {
-		return nil, errors.New("api: store and agent are required")
+	if o.Store == nil || o.Agent == nil || o.Runner == nil {
+		return nil, errors.New("api: store, agent and runner are required")
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 15 * time.Second
-	}
-	if o.Buffer <= 0 {
-		o.Buffer = 256
 	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = 1 << 20
@@ -123,8 +109,10 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{
 		o: o, log: o.Logger,
-		lanes: map[string]*lane{}, runs: map[string]*run{},
-		closing: make(chan struct{}),
+		clients: map[string]int{}, closing: make(chan struct{}),
+	}
+	if o.Token != "" { // off: its stored runs wait for a configuration that serves them
+		o.Runner.Handle(runner.OriginAPI, s.handler())
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /api/threads", s.createThread)
@@ -171,41 +159,10 @@ func (s *Server) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.o.Token)) == 1
 }
 
-// Refuse makes the Server refuse new runs (503) and lets go of the
-// waiting ones, which stay stored and run after a restart (their streams
-// end with status pending); the running ones go on.
-func (s *Server) Refuse() {
-	s.mu.Lock()
-	s.closed = true
-	var dropped []*run
-	for _, l := range s.lanes {
-		dropped = append(dropped, l.queue...)
-		l.queue = nil
-	}
-	s.mu.Unlock()
-	for _, r := range dropped {
-		// Still stored: it runs after the restart, under its id.
-		r.finish(statusPending, "deerflow is shutting down; the run starts once it is back")
-		s.expire(r)
-	}
-}
-
-// Wait blocks until no run is running, or ctx is done.
-func (s *Server) Wait(ctx context.Context) {
-	done := make(chan struct{})
-	go func() { s.workers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-}
-
-// Close refuses new runs, waits (until ctx is done) for the running ones
-// to end (the agent's StopAll cancels them at shutdown) and then ends the
-// streams.
-func (s *Server) Close(ctx context.Context) {
-	s.Refuse()
-	s.Wait(ctx)
+// Close ends the streams: each sends what its run's journal keeps, then
+// ends. The runs themselves are the runner's (it stops them at shutdown;
+// the waiting ones stay stored and run after a restart).
+func (s *Server) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	select {

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -445,7 +446,7 @@ func TestAPIRefuseAndClose(t *testing.T) {
 	s := h.openStream(id, running.RunID, "")
 	s.until("run_started")
 
-	h.api.Refuse()
+	h.runner.Refuse()
 	wantError(t, h.request("POST", "/api/threads/"+id+"/runs", map[string]any{"input": "late"}), http.StatusServiceUnavailable, "shutting_down")
 	if st := h.runStatus(id, waiting.RunID); st.Status != "pending" {
 		t.Errorf("the waiting run = %+v", st)
@@ -456,7 +457,8 @@ func TestAPIRefuseAndClose(t *testing.T) {
 	if endStatus(t, evs) != "success" {
 		t.Errorf("events:\n%s", dump(evs))
 	}
-	h.api.Close(context.Background())
+	h.runner.Close(context.Background(), 0, errors.New("restart"))
+	h.api.Close()
 	if got := roles(storedMessages(t, h.st, id)); !slices.Equal(got, []string{"user: running", "assistant: finished in the grace period"}) {
 		t.Errorf("stored = %q", got)
 	}
@@ -464,12 +466,14 @@ func TestAPIRefuseAndClose(t *testing.T) {
 	// The next process (a new Server on the same store) runs the waiting
 	// run, under its id.
 	h.srv.Close()
+	h.runner = newRunner(t, h.st, h.agent, 64)
+	h.opts.Runner = h.runner
 	next, err := api.New(h.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.api, h.srv = next, httptest.NewServer(next)
-	if err := next.Resume(); err != nil {
+	if _, _, err := h.runner.Recover(); err != nil {
 		t.Fatal(err)
 	}
 	evs = h.collect(id, waiting.RunID)
@@ -480,11 +484,13 @@ func TestAPIRefuseAndClose(t *testing.T) {
 		t.Errorf("stored after the resumed run = %q", got)
 	}
 	// Started once: a further restart has nothing to resume.
+	h.runner.Close(context.Background(), 0, errors.New("restart"))
+	h.opts.Runner = newRunner(t, h.st, h.agent, 64)
 	again, err := api.New(h.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := again.Resume(); err != nil {
+	if _, _, err := h.opts.Runner.Recover(); err != nil {
 		t.Fatal(err)
 	}
 	if again.Busy(id) {

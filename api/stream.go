@@ -2,41 +2,37 @@ package api
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/deerflow/deerflow/runner"
 )
 
 // stream sends a run's events as Server-Sent Events: each with its id, so
 // that a client reconnecting with Last-Event-ID gets the events after it.
-// Events older than the buffer are reported as one gap event. An idle
-// stream gets a comment every Heartbeat. The stream ends after the run's
-// end event. A client that goes away does not stop the run, unless it was
-// started with on_disconnect "cancel" and no other client watches it.
+// Events older than the journal keeps are reported as one gap event. An
+// idle stream gets a comment every Heartbeat. The stream ends after the
+// run's end event. A client that goes away does not stop the run, unless
+// it was started with on_disconnect "cancel" and no other client watches
+// it.
 func (s *Server) stream(w http.ResponseWriter, req *http.Request) {
 	t, ok := s.thread(w, req.PathValue("id"))
 	if !ok {
 		return
 	}
-	r, ok := s.lookup(t.ID, req.PathValue("run"))
+	run, ok := s.lookup(t.ID, req.PathValue("run"))
 	if !ok {
 		fail(w, http.StatusNotFound, "run_not_found", fmt.Sprintf("Thread %s has no run %q whose events are kept (a finished run's are kept for a while; its status stays readable).", t.ID, req.PathValue("run")))
 		return
 	}
-	from := 1
-	last := req.Header.Get("Last-Event-ID")
-	if last == "" {
-		last = req.URL.Query().Get("last_event_id")
-	}
-	if last != "" {
-		n, err := strconv.Atoi(strings.TrimSpace(last))
-		if err != nil || n < 0 {
-			fail(w, http.StatusBadRequest, "bad_last_event_id", "Last-Event-ID must be the id of an event of this stream.")
-			return
-		}
-		from = n + 1
+	after, ok := lastEventID(req)
+	if !ok {
+		fail(w, http.StatusBadRequest, "bad_last_event_id", "Last-Event-ID must be the id of an event of this stream.")
+		return
 	}
 	rc := http.NewResponseController(w)
 	rc.SetWriteDeadline(time.Time{}) // a stream lasts as long as its run
@@ -48,65 +44,86 @@ func (s *Server) stream(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "retry: 2000\n\n")
-
-	r.mu.Lock()
-	r.clients++
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.clients--
-		left := r.clients == 0 && !r.done && r.cancelOnDisconnect
-		r.mu.Unlock()
-		if left {
-			s.log.Info("api: the last client of a run went away; cancelling it (on_disconnect cancel)", "run", r.id)
-			s.cancel(r)
-		}
-	}()
+	defer s.watch(run)()
+	flush := func() bool { return bw.Flush() == nil && rc.Flush() == nil }
 
 	beat := time.NewTicker(s.o.Heartbeat)
 	defer beat.Stop()
 	closing := false // the Server is closing: send what is kept, then end
 	for {
-		r.mu.Lock()
-		var batch []event
-		gapFrom, gapTo := 0, 0
-		if from < r.first && r.first < r.next {
-			gapFrom, gapTo = from, r.first-1
-			from = r.first
+		recs, ended, wake := run.Read(after)
+		if len(recs) > 0 && recs[0].Seq > after+1 {
+			from, to := after+1, recs[0].Seq-1
+			fmt.Fprintf(bw, "event: gap\ndata: {\"from\":%d,\"to\":%d,\"message\":\"events %d to %d are no longer kept\"}\n\n", from, to, from, to)
 		}
-		if from < r.next {
-			batch = append(batch, r.events[from-r.first:]...)
-			from = r.next
-		}
-		ended := r.done && from >= r.next
-		wake := r.wake
-		r.mu.Unlock()
-
-		if gapFrom > 0 {
-			fmt.Fprintf(bw, "event: gap\ndata: {\"from\":%d,\"to\":%d,\"message\":\"events %d to %d are no longer kept\"}\n\n", gapFrom, gapTo, gapFrom, gapTo)
-		}
-		for _, ev := range batch {
-			fmt.Fprintf(bw, "id: %d\nevent: %s\ndata: %s\n\n", ev.id, ev.kind, ev.data)
-		}
-		if bw.Buffered() > 0 { // new events, a gap, or the opening retry line
-			if bw.Flush() != nil || rc.Flush() != nil {
-				return
+		for _, rec := range recs {
+			after = rec.Seq
+			name, v, ok := s.sse(run, rec.Event)
+			if !ok {
+				continue
 			}
+			data, err := json.Marshal(v)
+			if err != nil {
+				data = []byte(`{}`)
+			}
+			fmt.Fprintf(bw, "id: %d\nevent: %s\ndata: %s\n\n", rec.Seq, name, data)
 		}
-		if ended || closing {
+		if bw.Buffered() > 0 && !flush() { // new events, a gap, or the opening retry line
 			return
+		}
+		if (ended && len(recs) == 0) || closing {
+			return
+		}
+		if len(recs) > 0 {
+			continue
 		}
 		select {
 		case <-wake:
 		case <-beat.C:
 			fmt.Fprintf(bw, ": keep-alive\n\n")
-			if bw.Flush() != nil || rc.Flush() != nil {
+			if !flush() {
 				return
 			}
 		case <-req.Context().Done():
 			return
 		case <-s.closing:
 			closing = true
+		}
+	}
+}
+
+// lastEventID is the id of the last event the client saw (0: none).
+func lastEventID(req *http.Request) (int, bool) {
+	last := req.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = req.URL.Query().Get("last_event_id")
+	}
+	if last == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(last))
+	return n, err == nil && n >= 0
+}
+
+// watch counts a stream client of run; the returned func, when the client
+// goes, cancels the run if it was started with on_disconnect "cancel" and
+// no other client watches it.
+func (s *Server) watch(run *runner.Run) func() {
+	id := run.ID()
+	s.mu.Lock()
+	s.clients[id]++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.clients[id]--
+		left := s.clients[id] == 0
+		if left {
+			delete(s.clients, id)
+		}
+		s.mu.Unlock()
+		if left && run.Info().Ended.IsZero() && cancelOnDisconnect(run) {
+			s.log.Info("api: the last client of a run went away; cancelling it (on_disconnect cancel)", "run", id)
+			s.o.Runner.Cancel(id, nil)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deerflow/deerflow/api"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 )
 
@@ -113,7 +112,7 @@ func parseAll(t *testing.T, body string) []sseEvent {
 // run went on without it is told which events are gone, then gets those
 // kept.
 func TestAPIStreamGap(t *testing.T) {
-	h := newHarness(t, config{api: func(o *api.Options) { o.Buffer = 4 }})
+	h := newHarness(t, config{buffer: 4})
 	hold := make(chan struct{})
 	h.fake.Script(fakeopenai.Turn{Text: longAnswer, Chunk: 3, Hold: hold})
 	id := h.createThread()

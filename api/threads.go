@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/runner"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -129,10 +130,8 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 
 // Busy reports whether the thread has an active or a waiting run.
 func (s *Server) Busy(threadID string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l := s.lanes[threadID]
-	return l != nil && (l.active != nil || len(l.queue) > 0)
+	c := s.o.Runner.Conv(chatKey(threadID))
+	return c.Active != nil || c.Waiting > 0
 }
 
 func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
@@ -156,29 +155,24 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// forget deletes thread id from the store and the server, unless a run is
-// active or waiting in it; a non-zero status says why not. The lanes are
-// held meanwhile, so no run starts.
+// forget deletes thread id from the store, unless a run is active or
+// waiting in it; a non-zero status says why not. The runner keeps new
+// runs of the thread out meanwhile.
 func (s *Server) forget(id string) (status int, code, msg string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if l := s.lanes[id]; l != nil && (l.active != nil || len(l.queue) > 0) {
+	err := s.o.Runner.Quiet(chatKey(id), func() error {
+		if _, active := s.o.Agent.Active(id); active {
+			return runner.ErrBusy
+		}
+		return s.o.Store.Update(func(tx *store.Tx) error { return tx.DeleteThread(id) })
+	})
+	switch {
+	case errors.Is(err, runner.ErrBusy):
 		return http.StatusConflict, "thread_busy", "The thread has a run active or waiting; cancel it first."
-	}
-	if _, active := s.o.Agent.Active(id); active {
-		return http.StatusConflict, "thread_busy", "The thread has a run active; cancel it first."
-	}
-	if err := s.o.Store.Update(func(tx *store.Tx) error { return tx.DeleteThread(id) }); err != nil {
+	case err != nil:
 		s.log.Error("api: deleting a thread", "thread", id, "err", err)
 		return http.StatusInternalServerError, "store_error", "The thread could not be deleted; try again."
 	}
 	s.o.Agent.ForgetHistory(id)
-	delete(s.lanes, id)
-	for rid, run := range s.runs {
-		if run.threadID == id {
-			delete(s.runs, rid)
-		}
-	}
 	return 0, "", ""
 }
 

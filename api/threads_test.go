@@ -170,7 +170,7 @@ func TestAPIRunStatusAfterItIsForgotten(t *testing.T) {
 
 	// A new server over the same store (a restart) keeps no run: the
 	// status comes from the store's record.
-	fresh, err := api.New(api.Options{Token: token, Store: h.st, Agent: h.agent})
+	fresh, err := api.New(api.Options{Token: token, Store: h.st, Agent: h.agent, Runner: newRunner(t, h.st, h.agent, 64)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,13 @@ import (
 	"github.com/deerflow/deerflow/metrics"
 )
 
-// Channel connects one chat platform to the bus. Start receives messages
-// and publishes them until ctx is done; Send (bus.Sender) delivers what the
-// router sends back. Optional capabilities (bus.DeltaStreamer,
+// Channel connects one chat platform to the router. Start receives
+// messages and publishes them (bus.Publisher) until ctx is done; Send
+// (bus.Sender) delivers what the router sends back. Optional capabilities (bus.DeltaStreamer,
 // bus.EditThrottler, HealthReporter, ...) are found by type assertion.
 type Channel interface {
 	bus.Sender
-	Start(ctx context.Context, b *bus.Bus) error
+	Start(ctx context.Context, b bus.Publisher) error
 }
 
 // HealthReporter is a channel that knows whether it is connected to its

@@ -278,10 +278,19 @@ func (r *Runner) WaitIdle(ctx context.Context) error {
 }
 
 // Refuse makes Submit fail with ErrClosed from now on; what runs goes on.
+// The waiting runs stay stored and start after a restart, under their ids;
+// their followers are told so now (Ended with status pending).
 func (r *Runner) Refuse() {
 	r.mu.Lock()
 	r.closed = true
+	var held []*Run
+	for _, l := range r.convs {
+		held = append(held, l.queue...)
+	}
 	r.mu.Unlock()
+	for _, run := range held {
+		run.finish(StatusPending, "deerflow is shutting down; the run starts once it is back")
+	}
 }
 
 // Close stops taking runs and lets the active ones finish for up to grace;
@@ -289,8 +298,8 @@ func (r *Runner) Refuse() {
 // state (or ctx to end). Waiting runs stay stored: Recover runs them
 // after a restart.
 func (r *Runner) Close(ctx context.Context, grace time.Duration, cause error) {
+	r.Refuse()
 	r.mu.Lock()
-	r.closed = true
 	waiting := r.waiting
 	running := r.nworkers
 	r.mu.Unlock()

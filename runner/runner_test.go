@@ -299,7 +299,7 @@ func TestRecoverResumesQueuedAndReportsInterrupted(t *testing.T) {
 	hs.close()
 
 	var told []string
-	hs2 := newHarness(t, path, Handler{Interrupted: func(tx *store.Tx, rec *store.Run, _ []*store.Task) error {
+	hs2 := newHarness(t, path, Handler{Keep: time.Minute, Interrupted: func(tx *store.Tx, rec *store.Run, _ []*store.Task) error {
 		told = append(told, rec.ID)
 		return nil
 	}})

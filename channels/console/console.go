@@ -117,10 +117,18 @@ func oneLine(s string) string {
 // ErrQuit is returned by Start when the user typed /exit or /quit.
 var ErrQuit = errors.New("console: quit")
 
+// Idler is a Publisher that can wait until the work it was given is done
+// (the router does).
+type Idler interface {
+	// WaitIdle blocks until no queued or running work is left, or ctx
+	// is done.
+	WaitIdle(ctx context.Context) error
+}
+
 // Start reads lines until EOF, /exit or ctx is done, publishing each to b.
-// At EOF it waits for queued work to finish, so piped input gets its
-// answers before Start returns.
-func (c *Console) Start(ctx context.Context, b *bus.Bus) error {
+// At EOF it waits for queued work to finish when b is an Idler, so piped
+// input gets its answers before Start returns.
+func (c *Console) Start(ctx context.Context, b bus.Publisher) error {
 	c.mu.Lock()
 	io.WriteString(c.o.Out, c.o.Prompt)
 	c.mu.Unlock()
@@ -143,8 +151,10 @@ func (c *Console) Start(ctx context.Context, b *bus.Bus) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case err := <-errc:
-			if werr := b.WaitIdle(ctx); werr != nil {
-				return werr
+			if i, ok := b.(Idler); ok {
+				if werr := i.WaitIdle(ctx); werr != nil {
+					return werr
+				}
 			}
 			return err
 		case line := <-lines:

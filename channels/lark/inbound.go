@@ -26,7 +26,7 @@ func str(p *string) string {
 // receive handles one im.message.receive_v1 event. It must return within
 // Lark's 3 s: it returns once the message is stored. An error makes the SDK answer 500 and Lark
 // redeliver the event (dropped as a duplicate if it was stored after all).
-func (c *Channel) receive(ctx context.Context, b *bus.Bus, e *larkim.P2MessageReceiveV1) error {
+func (c *Channel) receive(ctx context.Context, b bus.Publisher, e *larkim.P2MessageReceiveV1) error {
 	in := c.inbound(e)
 	if in == nil {
 		return nil

@@ -100,7 +100,7 @@ func (c *Channel) EditInterval(string) time.Duration { return time.Second }
 
 // Start learns the bot's open_id, then receives events over the long
 // connection until ctx ends (the SDK reconnects by itself).
-func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
+func (c *Channel) Start(ctx context.Context, b bus.Publisher) error {
 	// The long connection does not need the bot's id, so both start at
 	// once; events wait for the id (mentions are matched against it).
 	ready := make(chan struct{})

@@ -22,7 +22,7 @@ import (
 // promptly: messages right after they are stored (milliseconds; files are
 // stored by reference and fetched when the message's turn comes), anything
 // unreadable or not for us at once.
-func (c *Channel) event(ctx context.Context, b *bus.Bus, evt socketmode.Event) {
+func (c *Channel) event(ctx context.Context, b bus.Publisher, evt socketmode.Event) {
 	switch evt.Type {
 	case socketmode.EventTypeEventsAPI:
 		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
@@ -185,7 +185,7 @@ func (c *Channel) Reattach(url string) func() (io.ReadCloser, error) {
 // slash handles `/deerflow <command> …`: Slack intercepts unregistered
 // slash commands typed in a thread, so the app registers one and takes
 // the command as its text. The answer is shown only to the person.
-func (c *Channel) slash(ctx context.Context, b *bus.Bus, cmd slack.SlashCommand) {
+func (c *Channel) slash(ctx context.Context, b bus.Publisher, cmd slack.SlashCommand) {
 	if !c.allowed(cmd.UserID) {
 		return
 	}

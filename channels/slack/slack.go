@@ -110,7 +110,7 @@ func (c *Channel) EditInterval(string) time.Duration { return time.Second }
 
 // Start learns the bot's ids (auth.test), connects Socket Mode and handles
 // envelopes until ctx ends. A rejected token is fatal.
-func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
+func (c *Channel) Start(ctx context.Context, b bus.Publisher) error {
 	// Socket Mode connects while auth.test tells us who we are; events
 	// wait for the answer (our own messages are recognised by it).
 	authed := make(chan error, 1)

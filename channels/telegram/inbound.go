@@ -18,7 +18,7 @@ import (
 // handle turns one update into a bus message, or ignores it. It returns an
 // error only when the message could not be stored (the update must then be
 // delivered again).
-func (c *Channel) handle(ctx context.Context, b *bus.Bus, u *models.Update) error {
+func (c *Channel) handle(ctx context.Context, b bus.Publisher, u *models.Update) error {
 	in := c.inbound(u)
 	if in == nil {
 		return nil

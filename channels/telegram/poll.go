@@ -37,7 +37,7 @@ func (e *apiError) Error() string {
 // asking for the next offset) only after it was handled: its message is
 // stored by the bus, or it was ignored. The last handled id is kept in the
 // store, so a restart neither repeats nor loses updates.
-func (c *Channel) poll(ctx context.Context, b *bus.Bus) error {
+func (c *Channel) poll(ctx context.Context, b bus.Publisher) error {
 	offset := c.loadOffset()
 	delay := time.Duration(0)
 	short := false // after a failed poll, one that returns at once shows the recovery

@@ -121,7 +121,7 @@ func (c *Channel) EditInterval(chatID string) time.Duration {
 // Start learns who the bot is, registers the commands and polls for
 // updates until ctx ends. It returns early only on a fatal error (such as
 // a rejected token).
-func (c *Channel) Start(ctx context.Context, b *bus.Bus) error {
+func (c *Channel) Start(ctx context.Context, b bus.Publisher) error {
 	me, err := c.getMe(ctx)
 	if err != nil {
 		return err

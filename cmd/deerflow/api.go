@@ -20,9 +20,10 @@ func (a *app) newAPI(sb *sandbox.Manager) error {
 		return nil
 	}
 	s, err := api.New(api.Options{
-		Token: a.cfg.HTTP.APIToken,
-		Store: a.store,
-		Agent: a.agent,
+		Token:  a.cfg.HTTP.APIToken,
+		Store:  a.store,
+		Agent:  a.agent,
+		Runner: a.runner,
 		Files: func(threadID, name string) (event.File, error) {
 			return sb.Reopen(threadID, sandbox.Outputs+"/"+name)
 		},

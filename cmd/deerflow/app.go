@@ -22,6 +22,8 @@ import (
 	"github.com/deerflow/deerflow/memory"
 	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/research"
+	"github.com/deerflow/deerflow/router"
+	"github.com/deerflow/deerflow/runner"
 	"github.com/deerflow/deerflow/sandbox"
 	"github.com/deerflow/deerflow/skills"
 	"github.com/deerflow/deerflow/store"
@@ -38,7 +40,7 @@ type app struct {
 	sandbox *sandbox.Manager
 	tools   *tools.Registry
 	agent   *agent.Agent
-	bus     *bus.Bus
+	bus     *router.Router
 	metrics *metrics.Metrics // nil without http.listen
 
 	unpacked  chan struct{} // closed once the built-in skills are on disk
@@ -49,6 +51,7 @@ type app struct {
 	subagents *subagents.Manager
 	research  *research.Researcher // nil when research.enabled is false
 	api       *api.Server          // nil when http.listen is empty
+	runner    *runner.Runner       // every run, whatever starts it
 	memory    *memory.Manager      // nil when memory.enabled is false
 	skills    *skills.Manager
 }
@@ -201,6 +204,9 @@ func (a *app) wire() error {
 	if a.agent, err = agent.New(opts); err != nil {
 		return err
 	}
+	if a.runner, err = runner.New(runner.Options{Store: st, Logger: log, Forget: a.agent.ForgetHistory, Stop: a.agent.StopAll}); err != nil {
+		return err
+	}
 	if cfg.Research.Enabled {
 		if a.research, err = research.New(research.Options{
 			Store:             st,
@@ -224,7 +230,7 @@ func (a *app) wire() error {
 		a.mcp.Start(ctx, a.tools)
 	}
 	maxUpload := int64(cfg.Sandbox.MaxUploadMB) << 20
-	bo := bus.Options{
+	bo := router.Options{
 		Store:     st,
 		Agent:     a.agent,
 		MaxQueued: cfg.Router.MaxQueued,
@@ -244,7 +250,7 @@ func (a *app) wire() error {
 	if a.research != nil {
 		bo.Research = a.research
 	}
-	if a.bus, err = bus.New(bo); err != nil {
+	if a.bus, err = router.New(bo); err != nil {
 		return err
 	}
 	a.metrics.QueueDepth(a.bus.Depth)
@@ -372,17 +378,11 @@ func (a *app) shutdown(grace time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), grace+shutdownTail)
 	defer cancel()
 	start := time.Now()
+	a.runner.Refuse() // no new runs; the running ones may finish meanwhile
+	a.bus.Close(ctx, grace, errShutdown)
+	a.runner.Close(ctx, max(grace-time.Since(start), 0), errShutdown)
 	if a.api != nil {
-		// API runs get the grace period too: no new ones, the running
-		// ones may finish (the bus's replies go on meanwhile).
-		a.api.Refuse()
-		gctx, gcancel := context.WithTimeout(ctx, grace)
-		a.api.Wait(gctx)
-		gcancel()
-	}
-	a.bus.Close(ctx, max(grace-time.Since(start), 0), errShutdown)
-	if a.api != nil {
-		a.api.Close(ctx) // after StopAll: the cancelled runs record their state, the streams end
+		a.api.Close() // after the runs recorded their state: the streams end
 	}
 	if a.memory != nil {
 		a.memory.Flush(ctx) // the exchanges that have waited for quiet

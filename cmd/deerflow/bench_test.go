@@ -24,6 +24,7 @@ import (
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/llm"
+	"github.com/deerflow/deerflow/router"
 )
 
 // instantModel answers every request at once, with no network: what is
@@ -167,7 +168,7 @@ func newBenchApp(b *testing.B, models []agent.ModelRef, cfg *config.Config) *app
 			b.Fatal(err)
 		}
 		a.agent = ag
-		a.bus, err = bus.New(bus.Options{Store: a.store, Agent: ag, Logger: a.log})
+		a.bus, err = router.New(router.Options{Store: a.store, Agent: ag, Logger: a.log})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -43,12 +43,10 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		return err
 	}
 	go settle(ctx, a, chans)
-	if a.api != nil && a.api.Enabled() {
-		// Before the API answers, so that a client asking at once finds
-		// its runs.
-		if err := a.api.Resume(); err != nil {
-			log.Error("api: the runs waiting before the restart could not be read", "err", err)
-		}
+	// Before the API answers, so that a client asking at once finds its
+	// runs.
+	if _, _, err := a.runner.Recover(); err != nil {
+		log.Error("the runs waiting before the restart could not be read", "err", err)
 	}
 	opsSrv, err := startOps(a, chans)
 	if err != nil {

@@ -1,4 +1,4 @@
-package bus
+package router
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
@@ -97,17 +98,17 @@ func newEditChannel() *editChannel {
 
 func (c *editChannel) Name() string                      { return "plat" }
 func (c *editChannel) EditInterval(string) time.Duration { return 0 }
-func (c *editChannel) Send(_ context.Context, out *Outbound) ([]string, error) {
+func (c *editChannel) Send(_ context.Context, out *bus.Outbound) ([]string, error) {
 	c.mu.Lock()
 	defer func() { c.mu.Unlock(); c.changed <- struct{}{} }()
 	switch out.Kind {
-	case OutMessage:
+	case bus.OutMessage:
 		c.next++
 		id := fmt.Sprintf("m%d", c.next)
 		c.texts[id] = out.Text
 		c.log = append(c.log, fmt.Sprintf("send %s final=%v: %s", id, out.Final, out.Text))
 		return []string{id}, nil
-	case OutEdit:
+	case bus.OutEdit:
 		if c.failEdits {
 			return nil, errors.New("edit refused")
 		}
@@ -137,7 +138,7 @@ func (c *editChannel) waitText(t *testing.T, id, want string) {
 	}
 }
 
-func newTestBus(t *testing.T, m llm.Model, ts ...tools.Tool) (*Bus, *store.Store) {
+func newTestBus(t *testing.T, m llm.Model, ts ...tools.Tool) (*Router, *store.Store) {
 	t.Helper()
 	b, st := openBus(t, filepath.Join(t.TempDir(), "deerflow.db"), m, ts...)
 	t.Cleanup(func() { st.Close() })
@@ -155,7 +156,7 @@ func TestStreamingByEdits(t *testing.T) {
 	ch := newEditChannel()
 	b.Register(ch)
 	ctx := context.Background()
-	if err := b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", MessageID: "in1", Text: "question"}); err != nil {
+	if err := b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", MessageID: "in1", Text: "question"}); err != nil {
 		t.Fatal(err)
 	}
 	// The progress message shows the tool call, then the answer as it
@@ -190,7 +191,7 @@ func TestFailedFinalEditFallsBackToNewMessage(t *testing.T) {
 	ch.failEdits = true
 	b.Register(ch)
 	ctx := context.Background()
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "hi"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "hi"})
 	m.step <- "partial"
 	ch.waitText(t, "m1", "partial")
 	m.step <- " and the rest"
@@ -209,7 +210,9 @@ func TestStopShowsPartialAnswer(t *testing.T) {
 	ch := newEditChannel()
 	b.Register(ch)
 	ctx := context.Background()
-	in := func(text string) *Inbound { return &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: text} }
+	in := func(text string) *bus.Inbound {
+		return &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: text}
+	}
 	b.Publish(ctx, in("tell me a long story"))
 	m.step <- "Once upon a time"
 	ch.waitText(t, "m1", "Once upon a time")

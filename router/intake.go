@@ -1,17 +1,19 @@
-package bus
+package router
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
+	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/store"
 )
 
 // resolveReply moves a reply into the conversation of the message it
 // answers, when that message belongs to one.
-func (b *Bus) resolveReply(in *Inbound) {
+func (b *Router) resolveReply(in *bus.Inbound) {
 	if in.ReplyTo == "" {
 		return
 	}
@@ -19,7 +21,7 @@ func (b *Bus) resolveReply(in *Inbound) {
 	if err != nil {
 		return
 	}
-	prefix := ChatKey(in.Channel, in.ChatID, "")
+	prefix := bus.ChatKey(in.Channel, in.ChatID, "")
 	switch {
 	case key == prefix:
 		in.Topic = ""
@@ -31,7 +33,7 @@ func (b *Bus) resolveReply(in *Inbound) {
 // seen reports whether in's event was already accepted (a redelivery),
 // so nothing (uploads included) is done twice. record checks again inside
 // its transaction.
-func (b *Bus) seen(in *Inbound) bool {
+func (b *Router) seen(in *bus.Inbound) bool {
 	if in.EventKey == "" {
 		return false
 	}
@@ -48,7 +50,7 @@ func (b *Bus) seen(in *Inbound) bool {
 // seen (a redelivery reports dup), its message id is mapped to its
 // conversation (so replies to it continue the conversation) and, when keep
 // is set, the message itself is stored until a run takes it (seq).
-func (b *Bus) record(in *Inbound, keep bool) (seq uint64, dup bool, err error) {
+func (b *Router) record(in *bus.Inbound, keep bool) (seq uint64, dup bool, err error) {
 	var data []byte
 	if keep {
 		if data, err = json.Marshal(in); err != nil {
@@ -78,7 +80,7 @@ func (b *Bus) record(in *Inbound, keep bool) (seq uint64, dup bool, err error) {
 	})
 	if err != nil {
 		b.log.Error("accepting message", "chat", in.ChatKey(), "err", err)
-		return 0, false, errors.Join(errors.New("bus: message not stored"), err)
+		return 0, false, errors.Join(errors.New("router: message not stored"), err)
 	}
 	if dup {
 		b.log.Info("dropped a redelivered message", "chat", in.ChatKey(), "event", in.EventKey)
@@ -88,7 +90,7 @@ func (b *Bus) record(in *Inbound, keep bool) (seq uint64, dup bool, err error) {
 
 // forgetInbound deletes stored messages that will never run (dropped by
 // /stop).
-func (b *Bus) forgetInbound(items []*item) {
+func (b *Router) forgetInbound(items []*item) {
 	if len(items) == 0 {
 		return
 	}
@@ -116,15 +118,15 @@ func (b *Bus) forgetInbound(items []*item) {
 // running when the previous process stopped, in the order they arrived.
 // Call it once, after every channel's sender is registered; messages this
 // process already queued are not queued twice.
-func (b *Bus) Recover(ctx context.Context) (int, error) {
+func (b *Router) Recover(ctx context.Context) (int, error) {
 	type pending struct {
 		seq uint64
-		in  *Inbound
+		in  *bus.Inbound
 	}
 	var list []pending
 	err := b.opts.Store.View(func(tx *store.Tx) error {
 		return tx.Inbound(func(seq uint64, data []byte) error {
-			in := new(Inbound)
+			in := new(bus.Inbound)
 			if err := json.Unmarshal(data, in); err != nil {
 				b.log.Error("skipping an unreadable stored message", "seq", seq, "err", err)
 				return nil
@@ -153,4 +155,52 @@ func (b *Bus) Recover(ctx context.Context) (int, error) {
 		b.log.Info("resuming messages accepted before the restart", "count", len(list))
 	}
 	return len(list), nil
+}
+
+// seenFor is how long a platform event id is remembered to drop
+// redeliveries; platforms give up redelivering well within it.
+const seenFor = 72 * time.Hour
+
+// pruneEvery is how often pruneLoop looks whether old event ids are due to
+// be forgotten (pruneSeen does it at most once an hour).
+const pruneEvery = 5 * time.Second
+
+// pruneLoop forgets old event ids now and then until ctx ends.
+func (b *Router) pruneLoop(ctx context.Context) {
+	b.pruneSeen()
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			b.pruneSeen()
+		}
+	}
+}
+
+// pruneSeen forgets event ids older than seenFor, at most once an hour.
+func (b *Router) pruneSeen() {
+	now := b.opts.Now()
+	b.mu.Lock()
+	due := now.Sub(b.pruned) >= time.Hour
+	if due {
+		b.pruned = now
+	}
+	b.mu.Unlock()
+	if !due {
+		return
+	}
+	var n int
+	err := b.opts.Store.Update(func(tx *store.Tx) error {
+		var err error
+		n, err = tx.PruneSeen(now.Add(-seenFor))
+		return err
+	})
+	if err != nil {
+		b.log.Error("forgetting old event ids", "err", err)
+	} else if n > 0 {
+		b.log.Debug("forgot old event ids", "count", n)
+	}
 }

@@ -1,4 +1,4 @@
-package bus
+package router
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
@@ -27,7 +28,7 @@ func (echoModel) Stream(_ context.Context, req *llm.Request) iter.Seq2[llm.Chunk
 }
 
 // openBus wires a bus over the store at path with model m and tools ts.
-func openBus(t *testing.T, path string, m llm.Model, ts ...tools.Tool) (*Bus, *store.Store) {
+func openBus(t *testing.T, path string, m llm.Model, ts ...tools.Tool) (*Router, *store.Store) {
 	t.Helper()
 	st, err := store.Open(path, store.Options{NoSync: true})
 	if err != nil {
@@ -52,7 +53,9 @@ func TestQueuedMessagesSurviveRestart(t *testing.T) {
 	ch := newEditChannel()
 	b.Register(ch)
 	ctx := context.Background()
-	msg := func(text string) *Inbound { return &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: text} }
+	msg := func(text string) *bus.Inbound {
+		return &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: text}
+	}
 	b.Publish(ctx, msg("first"))
 	m.step <- "working on it"
 	ch.waitText(t, "m1", "working on it")
@@ -92,10 +95,10 @@ func TestRedeliveryIsDropped(t *testing.T) {
 	b.Register(ch)
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
-		b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", EventKey: "plat:update:42", Text: "once"})
+		b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", EventKey: "plat:update:42", Text: "once"})
 	}
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", EventKey: "plat:update:43", Text: "/help"})
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", EventKey: "plat:update:43", Text: "/help"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", EventKey: "plat:update:43", Text: "/help"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", EventKey: "plat:update:43", Text: "/help"})
 	b.WaitIdle(ctx)
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
@@ -112,15 +115,15 @@ func TestReplyContinuesConversation(t *testing.T) {
 	ctx := context.Background()
 	// A group: each fresh mention starts its own conversation (topic =
 	// its message id); replies continue the conversation they answer.
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "g", Topic: "m100", MessageID: "100", UserID: "u1", Text: "first question"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "g", Topic: "m100", MessageID: "100", UserID: "u1", Text: "first question"})
 	b.WaitIdle(ctx)
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "g", Topic: "m200", MessageID: "200", UserID: "u2", Text: "other question"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "g", Topic: "m200", MessageID: "200", UserID: "u2", Text: "other question"})
 	b.WaitIdle(ctx)
 	// Reply to the bot's answer to the first question (message m1).
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "g", Topic: "m300", MessageID: "300", ReplyTo: "m1", UserID: "u1", Text: "follow-up"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "g", Topic: "m300", MessageID: "300", ReplyTo: "m1", UserID: "u1", Text: "follow-up"})
 	b.WaitIdle(ctx)
 	// Reply to the person's own first message.
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "g", Topic: "m400", MessageID: "400", ReplyTo: "100", UserID: "u1", Text: "and another"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "g", Topic: "m400", MessageID: "400", ReplyTo: "100", UserID: "u1", Text: "and another"})
 	b.WaitIdle(ctx)
 
 	first, err := st.ChatThread("plat:g:m100")
@@ -149,7 +152,7 @@ type typingChannel struct {
 	typed int
 }
 
-func (c *typingChannel) Typing(context.Context, *Outbound) error {
+func (c *typingChannel) Typing(context.Context, *bus.Outbound) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.typed++
@@ -163,7 +166,7 @@ func TestTypingWhileWorking(t *testing.T) {
 	ch := &typingChannel{editChannel: newEditChannel()}
 	b.Register(ch)
 	ctx := context.Background()
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "hi"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "hi"})
 	m.step <- "thinking"
 	ch.waitText(t, "m1", "thinking")
 	close(m.step)
@@ -182,7 +185,9 @@ func TestStopForgetsDroppedMessages(t *testing.T) {
 	ch := newEditChannel()
 	b.Register(ch)
 	ctx := context.Background()
-	msg := func(text string) *Inbound { return &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: text} }
+	msg := func(text string) *bus.Inbound {
+		return &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: text}
+	}
 	b.Publish(ctx, msg("first"))
 	m.step <- "x"
 	ch.waitText(t, "m1", "x")

@@ -1,4 +1,4 @@
-package bus
+package router
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/outbox"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -22,7 +24,7 @@ type flakyChannel struct {
 	tries int
 }
 
-func (c *flakyChannel) Send(ctx context.Context, out *Outbound) ([]string, error) {
+func (c *flakyChannel) Send(ctx context.Context, out *bus.Outbound) ([]string, error) {
 	c.mu.Lock()
 	down := c.down
 	c.tries++
@@ -56,7 +58,7 @@ func TestOutboxEmptyAfterNormalTraffic(t *testing.T) {
 	b.Register(ch)
 	ctx := context.Background()
 	for _, text := range []string{"one", "/help", "two", "/status"} {
-		b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: text})
+		b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: text})
 		b.WaitIdle(ctx)
 	}
 	if got := ch.joined(); strings.Count(got, "you said:") != 2 || !strings.Contains(got, "Commands:") {
@@ -73,7 +75,7 @@ func TestUndeliveredAnswerIsSentAfterRestart(t *testing.T) {
 	ch := &flakyChannel{editChannel: newEditChannel(), down: true}
 	b.Register(ch)
 	ctx := context.Background()
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", MessageID: "u-7", UserID: "u1", Text: "are you there"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", MessageID: "u-7", UserID: "u1", Text: "are you there"})
 	b.WaitIdle(ctx)
 	if got := ch.joined(); got != "" {
 		t.Fatalf("a down platform showed:\n%s", got)
@@ -119,7 +121,7 @@ func TestAnswerEditReplayedAsEditThenAsMessage(t *testing.T) {
 	ch := &flakyChannel{editChannel: newEditChannel()}
 	b.Register(ch)
 	ctx := context.Background()
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "go"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "go"})
 	m.step <- "thinking"
 	ch.waitText(t, "m1", "thinking")
 	m.step <- " hard" // an edit: the progress message's id is known
@@ -132,11 +134,11 @@ func TestAnswerEditReplayedAsEditThenAsMessage(t *testing.T) {
 	if n := outboxLen(t, st); n != 1 {
 		t.Fatalf("outbox holds %d, want the answer's edit", n)
 	}
-	var rec outRecord
+	var rec outbox.Record
 	st.View(func(tx *store.Tx) error {
 		return tx.Outbox(func(_ uint64, data []byte) error { return json.Unmarshal(data, &rec) })
 	})
-	if rec.Kind != OutEdit || rec.EditID != "m1" {
+	if rec.Kind != bus.OutEdit || rec.EditID != "m1" {
 		t.Fatalf("answer recorded as %+v, want an edit of the progress message m1", rec)
 	}
 	ch.mu.Lock()
@@ -151,9 +153,9 @@ func TestAnswerEditReplayedAsEditThenAsMessage(t *testing.T) {
 
 	// When the message to edit is gone, the replay sends it afresh.
 	ch.failEdits = true
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c2", UserID: "u1", Text: "/help"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c2", UserID: "u1", Text: "/help"})
 	st.Batch(func(tx *store.Tx) error {
-		data, _ := json.Marshal(&outRecord{ChatKey: "plat:c2", Kind: OutEdit, Channel: "plat", ChatID: "c2", EditID: "gone", Text: "late answer", Created: time.Now()})
+		data, _ := json.Marshal(&outbox.Record{ChatKey: "plat:c2", Kind: bus.OutEdit, Channel: "plat", ChatID: "c2", EditID: "gone", Text: "late answer", Created: time.Now()})
 		_, err := tx.PutOutbox(data)
 		return err
 	})
@@ -165,42 +167,12 @@ func TestAnswerEditReplayedAsEditThenAsMessage(t *testing.T) {
 	}
 }
 
-func TestStaleOrHopelessSendsAreDropped(t *testing.T) {
-	b, st := newTestBus(t, echoModel{})
-	ch := &flakyChannel{editChannel: newEditChannel(), down: true}
-	b.Register(ch)
-	put := func(rec *outRecord) {
-		data, _ := json.Marshal(rec)
-		st.Batch(func(tx *store.Tx) error { _, err := tx.PutOutbox(data); return err })
-	}
-	put(&outRecord{ChatKey: "plat:c1", Kind: OutMessage, Channel: "plat", ChatID: "c1", Text: "yesterday's news", Created: time.Now().Add(-25 * time.Hour)})
-	put(&outRecord{ChatKey: "plat:c1", Kind: OutMessage, Channel: "plat", ChatID: "c1", Text: "fresh", Created: time.Now()})
-	put(&outRecord{ChatKey: "elsewhere:c1", Kind: OutMessage, Channel: "elsewhere", ChatID: "c1", Text: "for a channel not running here", Created: time.Now()})
-	ctx := context.Background()
-	for i := 0; i < outboxMaxAttempts; i++ {
-		b.ReplayOutbox(ctx)
-	}
-	ch.mu.Lock()
-	tries := ch.tries
-	ch.mu.Unlock()
-	if tries != outboxMaxAttempts {
-		t.Fatalf("the platform was tried %d times, want %d (the stale send never)", tries, outboxMaxAttempts)
-	}
-	if n := outboxLen(t, st); n != 2 {
-		t.Fatalf("outbox holds %d, want the fresh one and the other channel's", n)
-	}
-	b.ReplayOutbox(ctx) // past the attempts: given up
-	if n := outboxLen(t, st); n != 1 {
-		t.Fatalf("outbox holds %d, want only the other channel's", n)
-	}
-}
-
 func TestInterruptedRunIsToldAndRetried(t *testing.T) {
 	b, st := newTestBus(t, echoModel{})
 	ch := newEditChannel()
 	b.Register(ch)
 	ctx := context.Background()
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "/retry"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "/retry"})
 	b.WaitIdle(ctx)
 	if got := ch.joined(); !strings.Contains(got, "no message of yours") {
 		t.Fatalf("retry with nothing to retry:\n%s", got)
@@ -231,7 +203,7 @@ func TestInterruptedRunIsToldAndRetried(t *testing.T) {
 		!strings.Contains(got, `I was restarted before I could finish this reply (the subagent task "read the logs" stopped too); send /retry to run your message again.`) {
 		t.Fatalf("notices:\n%s", got)
 	}
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "/retry"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "/retry"})
 	b.WaitIdle(ctx)
 	if got := ch.joined(); !strings.Contains(got, "you said: summarize the logs") {
 		t.Fatalf("after /retry:\n%s", got)
@@ -244,7 +216,7 @@ func TestRecoveredMessagesAndRepliesDuringShutdownGrace(t *testing.T) {
 	ch := newEditChannel()
 	b.Register(ch)
 	ctx := context.Background()
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "long job"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "long job"})
 	m.step <- "halfway"
 	ch.waitText(t, "m1", "halfway")
 	done := make(chan struct{})
@@ -262,7 +234,7 @@ func TestRecoveredMessagesAndRepliesDuringShutdownGrace(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if err := b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c2", UserID: "u2", Text: "new"}); !errors.Is(err, ErrClosed) {
+	if err := b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c2", UserID: "u2", Text: "new"}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("publish while closing: %v", err)
 	}
 	// ...but the running reply finishes within the grace period.
@@ -281,8 +253,8 @@ func TestEventIDsExpire(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	b.opts.Now = func() time.Time { return now }
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", EventKey: "plat:1", Text: "/help"})
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", EventKey: "plat:1", Text: "/help"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", EventKey: "plat:1", Text: "/help"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", EventKey: "plat:1", Text: "/help"})
 	b.pruneSeen()
 	st.View(func(tx *store.Tx) error {
 		if seen, _ := tx.Seen("plat:1"); !seen {
@@ -325,8 +297,8 @@ func TestFilesOfAStoredMessageAreFetchedAfterRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "deerflow.db")
 	saved := map[string]string{}
 	var mu sync.Mutex
-	save := func(b *Bus) {
-		b.opts.SaveUpload = func(threadID string, a Attachment) (string, error) {
+	save := func(b *Router) {
+		b.opts.SaveUpload = func(threadID string, a bus.Attachment) (string, error) {
 			r, err := a.Open()
 			if err != nil {
 				return "", err
@@ -344,13 +316,13 @@ func TestFilesOfAStoredMessageAreFetchedAfterRestart(t *testing.T) {
 	save(b)
 	b.Register(newEditChannel())
 	ctx := context.Background()
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "busy"})
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "busy"})
 	m.step <- "working"
 	// The file message waits behind the running reply: it is stored with
 	// its file's reference, nothing is downloaded yet.
 	opened := false
-	b.Publish(ctx, &Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "read this",
-		Files: []Attachment{{Name: "notes.txt", Size: 5, Ref: "file-1", Open: func() (io.ReadCloser, error) {
+	b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: "c1", UserID: "u1", Text: "read this",
+		Files: []bus.Attachment{{Name: "notes.txt", Size: 5, Ref: "file-1", Open: func() (io.ReadCloser, error) {
 			opened = true
 			return nil, errors.New("not now")
 		}}}})
@@ -377,61 +349,5 @@ func TestFilesOfAStoredMessageAreFetchedAfterRestart(t *testing.T) {
 	}
 	if log := ch.joined(); !strings.Contains(log, "/mnt/user-data/uploads/notes.txt") || !strings.Contains(log, "read this") {
 		t.Fatalf("the model did not get the file:\n%s", log)
-	}
-}
-
-func TestOutboxRetryPausesGrow(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	rec := &outRecord{Created: t0}
-	if rec.due(t0.Add(4*time.Second)) || !rec.due(t0.Add(5*time.Second)) {
-		t.Fatal("a failed send is first retried 5 s after it was recorded")
-	}
-	var pauses []time.Duration
-	for rec.Attempts < 9 {
-		rec.Attempts++
-		rec.Tried = t0
-		p := time.Second
-		for !rec.due(t0.Add(p)) {
-			p += time.Second
-		}
-		pauses = append(pauses, p)
-	}
-	want := []time.Duration{10, 20, 40, 80, 160, 320, 600, 600, 600}
-	for i, p := range pauses {
-		if p != want[i]*time.Second {
-			t.Fatalf("pauses = %v, want %v seconds", pauses, want)
-		}
-	}
-}
-
-// streamChannel shows answers as they stream, like the terminal.
-type streamChannel struct {
-	mu  sync.Mutex
-	out strings.Builder
-}
-
-func (c *streamChannel) Name() string        { return "term" }
-func (c *streamChannel) StreamsDeltas() bool { return true }
-func (c *streamChannel) Send(_ context.Context, o *Outbound) ([]string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.out.WriteString(o.Text)
-	return nil, nil
-}
-
-func TestOnlyAnswersThatAreNotStreamedAreRecorded(t *testing.T) {
-	b, _ := newTestBus(t, echoModel{})
-	b.Register(&streamChannel{})
-	b.Register(newEditChannel())
-	ctx := context.Background()
-	term := newDelivery(ctx, b, nil, &Inbound{Channel: "term", ChatID: "local"})
-	defer term.close()
-	if term.answerTxFunc() != nil {
-		t.Error("a streamed answer is recorded in the outbox: a restart would print it again")
-	}
-	plat := newDelivery(ctx, b, nil, &Inbound{Channel: "plat", ChatID: "c1"})
-	defer plat.close()
-	if plat.answerTxFunc() == nil {
-		t.Error("a platform answer is not recorded with the answer")
 	}
 }

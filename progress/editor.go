@@ -1,9 +1,12 @@
-package bus
+package progress
 
 import (
 	"context"
-	"github.com/deerflow/deerflow/store"
 	"time"
+
+	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/outbox"
+	"github.com/deerflow/deerflow/store"
 )
 
 // editor keeps one chat message showing the latest state of something that
@@ -14,14 +17,14 @@ import (
 //
 // Its state lives in the delivery, under d.mu; render reads it.
 type editor struct {
-	d     *delivery
+	d     *Delivery
 	every time.Duration
 	// render returns what the message should say now, and whether that is
 	// its last version (the editor then sends it, rendered fully, and
 	// ends). Called with d.mu held.
 	render func() (text string, last bool)
-	// out builds the Outbound for the message.
-	out func(kind OutKind, text string) *Outbound
+	// out builds the bus.Outbound for the message.
+	out func(kind bus.OutKind, text string) *bus.Outbound
 	// sent, when set, is told the id of the message once it exists.
 	sent func(id string)
 	// after, when set, runs once the last version has been sent.
@@ -38,7 +41,7 @@ type editor struct {
 	dirty bool   // under d.mu
 }
 
-func (d *delivery) newEditor(render func() (string, bool), out func(OutKind, string) *Outbound) *editor {
+func (d *Delivery) newEditor(render func() (string, bool), out func(bus.OutKind, string) *bus.Outbound) *editor {
 	e := &editor{
 		d: d, every: d.every, render: render, out: out,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
@@ -57,8 +60,7 @@ func (e *editor) changed() {
 	}
 }
 
-// halt ends the loop without sending anything more, and returns the id of
-// the message, if one was sent.
+// ended reports whether the loop has ended.
 func (e *editor) ended() bool {
 	select {
 	case <-e.done:
@@ -68,6 +70,8 @@ func (e *editor) ended() bool {
 	}
 }
 
+// halt ends the loop without sending anything more, and returns the id of
+// the message, if one was sent.
 func (e *editor) halt() string {
 	select {
 	case <-e.stop:
@@ -110,7 +114,6 @@ const firstShowAfter = 700 * time.Millisecond
 func (e *editor) loop() {
 	defer close(e.done)
 	d := e.d
-	ctx := d.ctx
 	var last time.Time
 	for {
 		select {
@@ -118,22 +121,8 @@ func (e *editor) loop() {
 		case <-e.stop:
 			return
 		}
-		wait := e.interval() - time.Since(last)
-		if last.IsZero() {
-			// The first version waits a moment: a reply that is done by
-			// then is sent once, final and formatted, instead of as a
-			// plain preview and then its edit (half the platform calls
-			// for quick answers). "Typing…" shows meanwhile.
-			wait = firstShowAfter
-		}
-		if wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-e.stop:
-				t.Stop()
-				return
-			}
+		if !e.pause(last) {
+			return
 		}
 		d.mu.Lock()
 		text, final := e.render()
@@ -151,33 +140,65 @@ func (e *editor) loop() {
 		}
 		last = time.Now()
 		if final {
-			e.finish(ctx, id, text)
+			e.finish(d.ctx, id, text)
 			if e.after != nil {
 				e.after()
 			}
 			return
 		}
-		if id == "" {
-			if ids, _, err := d.b.deliver(ctx, d.key, e.out(OutMessage, text), sendOpts{onTx: e.onTx}); err == nil && len(ids) > 0 {
-				e.setID(ids[0])
-			}
-			continue
-		}
-		o := e.out(OutEdit, text)
-		o.EditID = id
-		d.b.send(ctx, d.key, o)
+		e.show(d.ctx, id, text)
 	}
+}
+
+// pause waits until the message may change again, the last change having
+// been at last (zero: never). It reports false when the loop is stopped
+// meanwhile.
+func (e *editor) pause(last time.Time) bool {
+	wait := e.interval() - time.Since(last)
+	if last.IsZero() {
+		// The first version waits a moment: a reply that is done by
+		// then is sent once, final and formatted, instead of as a
+		// plain preview and then its edit (half the platform calls
+		// for quick answers). "Typing…" shows meanwhile.
+		wait = firstShowAfter
+	}
+	if wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	select {
+	case <-t.C:
+		return true
+	case <-e.stop:
+		t.Stop()
+		return false
+	}
+}
+
+// show sends a version that is not the last: the message, or an edit of
+// it once it exists (id).
+func (e *editor) show(ctx context.Context, id, text string) {
+	d := e.d
+	if id == "" {
+		if ids, _, err := d.ob.Deliver(ctx, d.key, e.out(bus.OutMessage, text), outbox.SendOpts{OnTx: e.onTx}); err == nil && len(ids) > 0 {
+			e.setID(ids[0])
+		}
+		return
+	}
+	o := e.out(bus.OutEdit, text)
+	o.EditID = id
+	d.ob.Send(ctx, d.key, o)
 }
 
 // finish sends the last version: an edit of the message, or a new message
 // when there is none yet (or the edit fails).
 func (e *editor) finish(ctx context.Context, id, text string) {
-	o := e.out(OutMessage, text)
+	o := e.out(bus.OutMessage, text)
 	if id != "" {
-		o.Kind, o.EditID = OutEdit, id
+		o.Kind, o.EditID = bus.OutEdit, id
 	}
 	o.Final = true
-	if ids, sent, err := e.d.b.deliver(ctx, e.d.key, o, sendOpts{onTx: e.firstTx(id)}); err == nil && sent.Kind == OutMessage && len(ids) > 0 {
+	if ids, sent, err := e.d.ob.Deliver(ctx, e.d.key, o, outbox.SendOpts{OnTx: e.firstTx(id)}); err == nil && sent.Kind == bus.OutMessage && len(ids) > 0 {
 		e.setID(ids[0])
 	}
 }

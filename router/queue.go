@@ -1,4 +1,4 @@
-package bus
+package router
 
 import (
 	"context"
@@ -8,13 +8,15 @@ import (
 	"log/slog"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/logctx"
+	"github.com/deerflow/deerflow/progress"
 	"github.com/deerflow/deerflow/store"
 )
 
 // conv is one conversation's routing state: its current thread, the run in
-// progress and the messages waiting for it. Guarded by Bus.mu.
+// progress and the messages waiting for it. Guarded by Router.mu.
 type conv struct {
 	key      string
 	threadID string // "" until resolved from the store
@@ -29,14 +31,14 @@ type conv struct {
 // item is one queued message, bound to the thread that was current when it
 // arrived (a /new after it does not move it).
 type item struct {
-	in       *Inbound
+	in       *bus.Inbound
 	threadID string
 	seq      uint64 // its stored copy (store inbound queue); 0 if none
 }
 
 // conv returns the conversation for key, creating its routing state.
 // Callers hold b.mu.
-func (b *Bus) convLocked(key string) *conv {
+func (b *Router) convLocked(key string) *conv {
 	c, ok := b.convs[key]
 	if !ok {
 		c = &conv{key: key}
@@ -47,7 +49,7 @@ func (b *Bus) convLocked(key string) *conv {
 
 // threadFor returns the conversation's current thread, creating one on
 // first use.
-func (b *Bus) threadFor(key string) (string, error) {
+func (b *Router) threadFor(key string) (string, error) {
 	b.mu.Lock()
 	c := b.convLocked(key)
 	id := c.threadID
@@ -75,7 +77,7 @@ func (b *Bus) threadFor(key string) (string, error) {
 	return id, nil
 }
 
-func (b *Bus) newThreadTx(tx *store.Tx, key string) (string, error) {
+func (b *Router) newThreadTx(tx *store.Tx, key string) (string, error) {
 	now := b.opts.Now()
 	t := &store.Thread{ID: agent.NewID("th_"), ChatKey: key, Created: now, Updated: now}
 	if err := tx.PutThread(t); err != nil {
@@ -92,7 +94,7 @@ const DamagedChatText = "This chat's stored record is damaged and can't be read,
 // enqueue stores in (after saving its files), adds it to its
 // conversation's queue and makes sure a worker runs it. It returns once the
 // message is durable.
-func (b *Bus) enqueue(ctx context.Context, in *Inbound) error {
+func (b *Router) enqueue(ctx context.Context, in *bus.Inbound) error {
 	key := in.ChatKey()
 	threadID, err := b.threadFor(key)
 	if errors.Is(err, store.ErrDamaged) { // quarantined: told, not redelivered
@@ -127,7 +129,7 @@ func (b *Bus) enqueue(ctx context.Context, in *Inbound) error {
 // needed. It returns how many messages now wait in front of the current
 // run's end, 0 when this one runs now (or right after an answer the user
 // has already seen).
-func (b *Bus) push(in *Inbound, threadID string, seq uint64) int {
+func (b *Router) push(in *bus.Inbound, threadID string, seq uint64) int {
 	b.mu.Lock()
 	if seq != 0 {
 		if b.live[seq] {
@@ -157,7 +159,7 @@ func (b *Bus) push(in *Inbound, threadID string, seq uint64) int {
 }
 
 // work runs the conversation's queue until it is empty.
-func (b *Bus) work(c *conv) {
+func (b *Router) work(c *conv) {
 	for {
 		b.mu.Lock()
 		it := c.running
@@ -183,19 +185,13 @@ func (b *Bus) work(c *conv) {
 }
 
 // runItem runs one message through the agent and delivers what it says.
-func (b *Bus) runItem(c *conv, it *item) {
+func (b *Router) runItem(c *conv, it *item) {
 	in := it.in
 	runID := agent.NewID("run_")
 	// The delivery's lines name the run, like the agent's own.
 	ctx := logctx.With(context.Background(), slog.String("run", runID))
-	d := newDelivery(ctx, b, c, in)
-	d.threadID, d.runID = it.threadID, runID
-	defer d.close()
-	d.onFinal = func() {
-		b.mu.Lock()
-		c.answered = true
-		b.mu.Unlock()
-	}
+	d := b.delivery(ctx, c, in, it.threadID, runID)
+	defer d.Close()
 	if len(in.Files) > 0 {
 		// The files are fetched when the message's turn comes (it was
 		// stored with their references, before the platform was told).
@@ -218,7 +214,7 @@ func (b *Bus) runItem(c *conv, it *item) {
 		Text:      in.Text,
 		Skill:     in.Skill,
 		OnBegin:   onBegin,
-		OnAnswer:  d.answerTxFunc(),
+		OnAnswer:  d.AnswerTx(),
 		MessageID: in.MessageID,
 	}
 	run := b.opts.Agent.Run
@@ -232,18 +228,43 @@ func (b *Bus) runItem(c *conv, it *item) {
 		if e, ok := ev.(event.Error); ok && errors.Is(e.Err, store.ErrDamaged) {
 			damaged = true
 		}
-		d.handle(ctx, ev)
+		d.Handle(ctx, ev)
 	}
-	d.settleAnswer()
+	d.Settle()
 	if damaged && it.seq != 0 {
 		b.forgetInbound([]*item{it}) // the user was told; never replayed
 	}
 }
 
+// delivery starts the rendering of a run of c (it answers in), which keeps
+// c's state for /status: whether the answer is going out, the unfinished
+// subagent tasks.
+func (b *Router) delivery(ctx context.Context, c *conv, in *bus.Inbound, threadID, runID string) *progress.Delivery {
+	return progress.New(ctx, in, progress.Options{
+		Outbox:   b.out,
+		Store:    b.opts.Store,
+		Logger:   b.log,
+		Now:      b.opts.Now,
+		ThreadID: threadID,
+		RunID:    runID,
+		OnFinal: func() {
+			b.mu.Lock()
+			c.answered = true
+			b.mu.Unlock()
+		},
+		OnTask: func(t event.Task, done bool) { b.trackTask(c, t, done) },
+		OnTasksEnd: func() {
+			b.mu.Lock()
+			c.tasks = nil
+			b.mu.Unlock()
+		},
+	})
+}
+
 // researchMode says whether a message goes to the research rather than the
 // lead agent, and how: "" for the lead. A /retry of "/research topic"
 // that cannot resume starts that research again (ain.Text is the topic).
-func (b *Bus) researchMode(in *Inbound, threadID string, ain *agent.Input) string {
+func (b *Router) researchMode(in *bus.Inbound, threadID string, ain *agent.Input) string {
 	rs := b.opts.Research
 	if rs == nil || in.Skill != "" {
 		return ""

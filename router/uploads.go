@@ -1,4 +1,4 @@
-package bus
+package router
 
 import (
 	"context"
@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/deerflow/deerflow/bus"
 )
 
 // reattach gives the attachments of a message read back from the store
 // (after a restart) their Open, through the channel.
-func (b *Bus) reattach(in *Inbound) {
-	s, _ := b.sender(in.Channel)
-	r, _ := s.(Reattacher)
+func (b *Router) reattach(in *bus.Inbound) {
+	s, _ := b.out.Sender(in.Channel)
+	r, _ := s.(bus.Reattacher)
 	for i := range in.Files {
 		a := &in.Files[i]
 		if a.Open != nil {
@@ -32,7 +34,7 @@ func (b *Bus) reattach(in *Inbound) {
 // note naming them in front of the text, so the model knows what arrived
 // with this message. A file that cannot be saved is reported to the sender
 // in one sentence; the others still go through.
-func (b *Bus) saveUploads(ctx context.Context, in *Inbound, threadID string) {
+func (b *Router) saveUploads(ctx context.Context, in *bus.Inbound, threadID string) {
 	if len(in.Files) == 0 {
 		return
 	}

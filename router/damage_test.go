@@ -1,4 +1,4 @@
-package bus
+package router
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/store/storetest"
 )
@@ -25,7 +26,7 @@ func TestRecoverSkipsDamagedChats(t *testing.T) {
 	}
 	err = st.Update(func(tx *store.Tx) error {
 		for i := range 300 { // pages of chats of their own
-			key := ChatKey("plat", fmt.Sprintf("dmg-%03d-%s", i, strings.Repeat("c", 60)), "")
+			key := bus.ChatKey("plat", fmt.Sprintf("dmg-%03d-%s", i, strings.Repeat("c", 60)), "")
 			if err := tx.SetChatThread(key, fmt.Sprintf("th-%03d", i)); err != nil {
 				return err
 			}
@@ -41,8 +42,8 @@ func TestRecoverSkipsDamagedChats(t *testing.T) {
 		t.Fatal(err)
 	}
 	damaged := strings.TrimPrefix(keys[0], "plat:")
-	queue(t, path, &Inbound{Channel: "plat", ChatID: damaged, UserID: "u1", Text: "lost"},
-		&Inbound{Channel: "plat", ChatID: "fine", UserID: "u2", Text: "kept"})
+	queue(t, path, &bus.Inbound{Channel: "plat", ChatID: damaged, UserID: "u1", Text: "lost"},
+		&bus.Inbound{Channel: "plat", ChatID: "fine", UserID: "u2", Text: "kept"})
 
 	ctx := context.Background()
 	for round := range 2 {
@@ -71,7 +72,7 @@ func TestRecoverSkipsDamagedChats(t *testing.T) {
 	ch := newEditChannel()
 	b.Register(ch)
 	for _, text := range []string{"again", "/new"} {
-		if err := b.Publish(ctx, &Inbound{Channel: "plat", ChatID: damaged, UserID: "u1", Text: text}); err != nil {
+		if err := b.Publish(ctx, &bus.Inbound{Channel: "plat", ChatID: damaged, UserID: "u1", Text: text}); err != nil {
 			t.Errorf("publish %q in the damaged chat: %v", text, err)
 		}
 	}
@@ -82,7 +83,7 @@ func TestRecoverSkipsDamagedChats(t *testing.T) {
 }
 
 // queue stores messages in the intake queue, as accepted ones not yet run.
-func queue(t *testing.T, path string, ins ...*Inbound) {
+func queue(t *testing.T, path string, ins ...*bus.Inbound) {
 	t.Helper()
 	st, err := store.Open(path, store.Options{NoSync: true})
 	if err != nil {

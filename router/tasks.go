@@ -1,0 +1,105 @@
+package router
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/event"
+	"github.com/deerflow/deerflow/outbox"
+	"github.com/deerflow/deerflow/progress"
+	"github.com/deerflow/deerflow/store"
+)
+
+// trackTask keeps the conversation's list of unfinished tasks for /status.
+func (b *Router) trackTask(c *conv, te event.Task, done bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, t := range c.tasks {
+		if t.ID == te.ID {
+			if done {
+				c.tasks = append(c.tasks[:i], c.tasks[i+1:]...)
+			} else {
+				c.tasks[i] = te
+			}
+			return
+		}
+	}
+	if !done {
+		c.tasks = append(c.tasks, te)
+	}
+}
+
+// tasksStatus is the /status lines about a conversation's subagents.
+// Callers hold b.mu.
+func (b *Router) tasksStatus(c *conv) string {
+	if len(c.tasks) == 0 {
+		return ""
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Subagents: %d\n", len(c.tasks))
+	for _, t := range c.tasks {
+		if t.Status == event.TaskPending {
+			fmt.Fprintf(&sb, "• %s (%s) — waiting for a free slot\n", t.Description, t.Type)
+			continue
+		}
+		fmt.Fprintf(&sb, "• %s (%s) — running for %s\n", t.Description, t.Type, b.opts.Now().Sub(t.Started).Round(time.Second))
+	}
+	return sb.String()
+}
+
+// RecordInterrupted records, inside tx, what the conversations of runs a
+// previous process left running must be told: each run gets one sentence
+// (naming its stopped subagent tasks) pointing to /retry, and each task's
+// progress reply is finished as interrupted. The outbox delivers them once
+// the channels are up, so a crash before then loses nothing.
+func (b *Router) RecordInterrupted(tx *store.Tx, runs []*store.Run, tasks []*store.Task) error {
+	now := b.opts.Now()
+	put := func(chatKey string, o *bus.Outbound) error {
+		return outbox.PutTx(tx, outbox.NewRecord(chatKey, "", o, now))
+	}
+	byRun := map[string][]string{}
+	for _, t := range tasks {
+		byRun[t.RunID] = append(byRun[t.RunID], t.Description)
+		if t.Progress == "" {
+			continue
+		}
+		channel, chat, topic := bus.SplitChatKey(t.ChatKey)
+		if err := put(t.ChatKey, &bus.Outbound{Kind: bus.OutEdit, Channel: channel, ChatID: chat, Topic: topic, ReplyTo: t.ReplyTo,
+			EditID: t.Progress, Task: t.ID, Final: true, Failed: true,
+			Text: progress.InterruptedTask(t.Description)}); err != nil {
+			return err
+		}
+	}
+	for _, r := range runs {
+		if r.ChatKey == "" {
+			continue
+		}
+		channel, chat, topic := bus.SplitChatKey(r.ChatKey)
+		if err := put(r.ChatKey, &bus.Outbound{Kind: bus.OutMessage, Channel: channel, ChatID: chat, Topic: topic,
+			ReplyTo: r.MessageID, Text: interruptedText(byRun[r.ID]), Final: true, Failed: true}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// interruptedText is the one sentence a conversation gets about a reply a
+// restart cut short.
+func interruptedText(tasks []string) string {
+	var stopped string
+	switch len(tasks) {
+	case 0:
+	case 1:
+		stopped = fmt.Sprintf(" (the subagent task %q stopped too)", tasks[0])
+	default:
+		q := make([]string, len(tasks))
+		for i, t := range tasks {
+			q[i] = strconv.Quote(t)
+		}
+		stopped = fmt.Sprintf(" (%d subagent tasks stopped too: %s)", len(tasks), strings.Join(q, ", "))
+	}
+	return "⚠️ I was restarted before I could finish this reply" + stopped + "; send /retry to run your message again."
+}
