@@ -135,18 +135,7 @@ func (b *Router) cmdNew(ctx context.Context, in *bus.Inbound) error {
 }
 
 func (b *Router) cmdStop(ctx context.Context, in *bus.Inbound) error {
-	b.mu.Lock()
-	c := b.convLocked(in.ChatKey())
-	dropped := len(c.queue)
-	gone := c.queue
-	c.queue = nil
-	var threadID string
-	if c.running != nil {
-		threadID = c.running.threadID
-	}
-	b.mu.Unlock()
-	b.forgetInbound(gone)
-	stopped := threadID != "" && b.opts.Agent.Stop(threadID)
+	stopped, dropped := b.opts.Runner.Stop(in.ChatKey())
 	if !stopped && b.opts.Research != nil {
 		if id, err := b.threadFor(in.ChatKey()); err == nil && b.opts.Research.Cancel(id) {
 			text := "Dropped the research."
@@ -184,12 +173,12 @@ func (b *Router) cmdStatus(ctx context.Context, in *bus.Inbound) error {
 		return err
 	})
 	model, _ := b.opts.Agent.Model(t.Model)
+	// Once the answer (or "Stopped.") is given, the user sees the run as
+	// over, even while it is still recording its state.
+	rc := b.opts.Runner.Conv(key)
+	queued, busy := rc.Waiting, rc.Active != nil && !rc.Answered
 	b.mu.Lock()
-	c := b.convLocked(key)
-	// Once the answer (or "Stopped.") is delivered, the user sees the run
-	// as over, even while it is still recording its state.
-	queued, busy := len(c.queue), c.running != nil && !c.answered
-	tasks := b.tasksStatus(c)
+	tasks := b.tasksStatus(b.convLocked(key))
 	b.mu.Unlock()
 
 	var sb strings.Builder
@@ -203,9 +192,9 @@ func (b *Router) cmdStatus(ctx context.Context, in *bus.Inbound) error {
 		fmt.Fprintf(&sb, "; today %d of %d in this conversation", today, budget)
 	}
 	sb.WriteString("\n")
-	switch r, ok := b.opts.Agent.Active(threadID); {
-	case ok && busy:
-		fmt.Fprintf(&sb, "Run: working for %s\n", b.opts.Now().Sub(r.Started).Round(time.Second))
+	switch {
+	case busy && !rc.Active.Info().Started.IsZero():
+		fmt.Fprintf(&sb, "Run: working for %s\n", b.opts.Now().Sub(rc.Active.Info().Started).Round(time.Second))
 	case busy:
 		sb.WriteString("Run: working\n")
 	default:

@@ -50,11 +50,11 @@ func TestRecoverSkipsDamagedChats(t *testing.T) {
 		b, st := openBus(t, path, echoModel{})
 		ch := newEditChannel()
 		b.Register(ch)
-		if _, err := b.Recover(ctx); err != nil {
+		if _, err := b.recoverAll(ctx); err != nil {
 			t.Fatalf("recover (round %d): %v", round, err)
 		}
 		b.WaitIdle(ctx)
-		b.Close(ctx, 0, agent.ErrStopped)
+		b.shutdown(ctx, 0, agent.ErrStopped)
 		st.Close()
 		got := strings.Join(ch.log, "\n")
 		if round == 0 && (!strings.Contains(got, DamagedChatText) || !strings.Contains(got, "you said: kept")) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/runner"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -46,115 +47,97 @@ func (b *Router) seen(in *bus.Inbound) bool {
 	return dup
 }
 
-// record durably accepts in, in one transaction: its event key is marked
-// seen (a redelivery reports dup), its message id is mapped to its
-// conversation (so replies to it continue the conversation) and, when keep
-// is set, the message itself is stored until a run takes it (seq).
-func (b *Router) record(in *bus.Inbound, keep bool) (seq uint64, dup bool, err error) {
-	var data []byte
-	if keep {
-		if data, err = json.Marshal(in); err != nil {
-			return 0, false, err
-		}
-	}
-	now := b.opts.Now()
+// record durably accepts a command: its event key is marked seen (a
+// redelivery reports dup) and its message id mapped to its conversation.
+func (b *Router) record(in *bus.Inbound) (dup bool, err error) {
 	err = b.opts.Store.Batch(func(tx *store.Tx) error {
-		seq, dup = 0, false
-		if in.EventKey != "" {
-			var err error
-			if dup, err = tx.MarkSeen(in.EventKey, now); err != nil || dup {
-				return err
-			}
-		}
-		if in.MessageID != "" {
-			if err := tx.PutBotMessage(in.Channel, in.ChatID, in.MessageID, in.ChatKey()); err != nil {
-				return err
-			}
-		}
-		if keep {
-			var err error
-			seq, err = tx.PutInbound(data)
-			return err
-		}
-		return nil
+		var err error
+		dup, err = b.recordTx(tx, in)
+		return err
 	})
 	if err != nil {
 		b.log.Error("accepting message", "chat", in.ChatKey(), "err", err)
-		return 0, false, errors.Join(errors.New("router: message not stored"), err)
+		return false, errors.Join(errors.New("router: message not stored"), err)
 	}
 	if dup {
 		b.log.Info("dropped a redelivered message", "chat", in.ChatKey(), "event", in.EventKey)
 	}
-	return seq, dup, nil
+	return dup, nil
 }
 
-// forgetInbound deletes stored messages that will never run (dropped by
-// /stop).
-func (b *Router) forgetInbound(items []*item) {
-	if len(items) == 0 {
-		return
-	}
-	b.mu.Lock()
-	for _, it := range items {
-		delete(b.live, it.seq)
-	}
-	b.mu.Unlock()
-	err := b.opts.Store.Batch(func(tx *store.Tx) error {
-		for _, it := range items {
-			if it.seq != 0 {
-				if err := tx.DeleteInbound(it.seq); err != nil {
-					return err
-				}
-			}
+// recordTx marks in's event key seen (dup: it was already) and maps its
+// message id to its conversation, so replies to it continue the
+// conversation.
+func (b *Router) recordTx(tx *store.Tx, in *bus.Inbound) (dup bool, err error) {
+	if in.EventKey != "" {
+		if dup, err = tx.MarkSeen(in.EventKey, b.opts.Now()); err != nil || dup {
+			return dup, err
 		}
-		return nil
-	})
-	if err != nil {
-		b.log.Error("forgetting dropped messages", "err", err)
 	}
+	if in.MessageID != "" {
+		return false, tx.PutBotMessage(in.Channel, in.ChatID, in.MessageID, in.ChatKey())
+	}
+	return false, nil
 }
 
-// Recover queues the messages that were accepted but had not started
-// running when the previous process stopped, in the order they arrived.
-// Call it once, after every channel's sender is registered; messages this
-// process already queued are not queued twice.
-func (b *Router) Recover(ctx context.Context) (int, error) {
-	type pending struct {
+// Adopt moves the messages an older deerflow left in its own intake queue
+// into the runner's, in the order they arrived; each leaves the old queue
+// in the commit that stores it in the new one. Call it once, after the
+// runner's Recover.
+func (b *Router) Adopt(ctx context.Context) (int, error) {
+	type legacy struct {
 		seq uint64
 		in  *bus.Inbound
 	}
-	var list []pending
+	var list []legacy
 	err := b.opts.Store.View(func(tx *store.Tx) error {
 		return tx.Inbound(func(seq uint64, data []byte) error {
 			in := new(bus.Inbound)
 			if err := json.Unmarshal(data, in); err != nil {
 				b.log.Error("skipping an unreadable stored message", "seq", seq, "err", err)
-				return nil
+				in = nil
 			}
-			list = append(list, pending{seq, in})
+			list = append(list, legacy{seq, in})
 			return nil
 		})
 	})
+	n := 0
+	for _, l := range list {
+		if err == nil {
+			err = b.adopt(ctx, l.seq, l.in)
+			n++
+		}
+	}
+	return n, err
+}
+
+// adopt submits one message of the old intake queue (nil: unreadable,
+// dropped).
+func (b *Router) adopt(ctx context.Context, seq uint64, in *bus.Inbound) error {
+	drop := func(tx *store.Tx) error { return tx.DeleteInbound(seq) }
+	if in == nil {
+		return b.opts.Store.Update(drop)
+	}
+	key := in.ChatKey()
+	threadID, err := b.threadFor(key)
+	if errors.Is(err, store.ErrDamaged) { // quarantined: told once, not replayed
+		b.log.Error("skipping a stored message of a damaged conversation", "chat", key, "err", err)
+		b.reply(ctx, in, DamagedChatText)
+		return b.opts.Store.Update(drop)
+	}
 	if err != nil {
-		return 0, err
+		return err
 	}
-	for _, p := range list {
-		threadID, err := b.threadFor(p.in.ChatKey())
-		if errors.Is(err, store.ErrDamaged) { // quarantined: told once, not replayed
-			b.log.Error("skipping a stored message of a damaged conversation", "chat", p.in.ChatKey(), "err", err)
-			b.reply(ctx, p.in, DamagedChatText)
-			b.forgetInbound([]*item{{in: p.in, seq: p.seq}})
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		b.push(p.in, threadID, p.seq)
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
 	}
-	if len(list) > 0 {
-		b.log.Info("resuming messages accepted before the restart", "count", len(list))
-	}
-	return len(list), nil
+	_, err = b.opts.Runner.Submit(runner.Request{
+		Conv: key, ThreadID: threadID, Origin: runner.OriginChat, ChatKey: key,
+		User: in.Channel + ":" + in.UserID, Text: in.Text, Skill: in.Skill, MessageID: in.MessageID,
+		Data: data, Strategy: runner.Enqueue, Also: drop,
+	})
+	return err
 }
 
 // seenFor is how long a platform event id is remembered to drop

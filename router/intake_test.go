@@ -9,10 +9,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/llm"
+	"github.com/deerflow/deerflow/runner"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
 )
@@ -39,11 +41,34 @@ func openBus(t *testing.T, path string, m llm.Model, ts ...tools.Tool) (*Router,
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(Options{Store: st, Agent: ag, Logger: log})
+	rn, err := runner.New(runner.Options{Store: st, Logger: log, Forget: ag.ForgetHistory, Stop: ag.StopAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(Options{Store: st, Agent: ag, Runner: rn, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b, st
+}
+
+// recoverAll is a process's start: the runner's recovery pass, then the
+// messages of an older deerflow's intake queue. It returns how many runs
+// were resumed or adopted.
+func (b *Router) recoverAll(ctx context.Context) (int, error) {
+	n, _, err := b.opts.Runner.Recover()
+	if err != nil {
+		return n, err
+	}
+	m, err := b.Adopt(ctx)
+	return n + m, err
+}
+
+// shutdown is a process's end: the runner closes (the running runs get
+// grace), then the router shows their ends.
+func (b *Router) shutdown(ctx context.Context, grace time.Duration, cause error) {
+	b.opts.Runner.Close(ctx, grace, cause)
+	b.Close(ctx)
 }
 
 func TestQueuedMessagesSurviveRestart(t *testing.T) {
@@ -63,14 +88,14 @@ func TestQueuedMessagesSurviveRestart(t *testing.T) {
 	b.Publish(ctx, msg("third"))
 	// The process is told to stop: the running turn is cancelled, the
 	// queued ones stay stored.
-	b.Close(ctx, 0, agent.ErrStopped)
+	b.shutdown(ctx, 0, agent.ErrStopped)
 	st.Close()
 
 	b, st = openBus(t, path, echoModel{})
 	defer st.Close()
 	ch2 := newEditChannel()
 	b.Register(ch2)
-	n, err := b.Recover(ctx)
+	n, err := b.recoverAll(ctx)
 	if err != nil || n != 2 {
 		t.Fatalf("recovered %d, %v", n, err)
 	}
@@ -83,7 +108,7 @@ func TestQueuedMessagesSurviveRestart(t *testing.T) {
 		t.Fatalf("after restart:\n%s", got)
 	}
 	// Each ran once: nothing is left to recover.
-	if n, _ := b.Recover(ctx); n != 0 {
+	if n, _ := b.recoverAll(ctx); n != 0 {
 		t.Errorf("recovered again: %d", n)
 	}
 }
@@ -194,11 +219,11 @@ func TestStopForgetsDroppedMessages(t *testing.T) {
 	b.Publish(ctx, msg("second"))
 	b.Publish(ctx, msg("/stop"))
 	b.WaitIdle(ctx)
-	b.Close(ctx, 0, agent.ErrStopped)
+	b.shutdown(ctx, 0, agent.ErrStopped)
 	st.Close()
 	b, st = openBus(t, path, echoModel{})
 	defer st.Close()
-	if n, _ := b.Recover(ctx); n != 0 {
+	if n, _ := b.recoverAll(ctx); n != 0 {
 		t.Errorf("a message dropped by /stop came back after restart (%d)", n)
 	}
 }

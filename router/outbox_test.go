@@ -88,7 +88,7 @@ func TestUndeliveredAnswerIsSentAfterRestart(t *testing.T) {
 	if n := b.ReplayOutbox(ctx); n != 0 {
 		t.Fatalf("replayed %d while down", n)
 	}
-	b.Close(ctx, 0, errors.New("restart"))
+	b.shutdown(ctx, 0, errors.New("restart"))
 	st.Close()
 
 	b, st = openBus(t, path, echoModel{})
@@ -221,15 +221,12 @@ func TestRecoveredMessagesAndRepliesDuringShutdownGrace(t *testing.T) {
 	ch.waitText(t, "m1", "halfway")
 	done := make(chan struct{})
 	go func() {
-		b.Close(ctx, time.Hour, errors.New("shutting down"))
+		b.shutdown(ctx, time.Hour, errors.New("shutting down"))
 		close(done)
 	}()
 	// Intake is closed at once...
 	for {
-		b.mu.Lock()
-		closed := b.closed
-		b.mu.Unlock()
-		if closed {
+		if b.opts.Runner.Closed() {
 			break
 		}
 		time.Sleep(time.Millisecond)
@@ -326,7 +323,7 @@ func TestFilesOfAStoredMessageAreFetchedAfterRestart(t *testing.T) {
 			opened = true
 			return nil, errors.New("not now")
 		}}}})
-	b.Close(ctx, 0, errors.New("restart"))
+	b.shutdown(ctx, 0, errors.New("restart"))
 	st.Close()
 	if opened {
 		t.Fatal("the file was fetched before the message's turn")
@@ -337,7 +334,7 @@ func TestFilesOfAStoredMessageAreFetchedAfterRestart(t *testing.T) {
 	save(b)
 	ch := &fileChannel{editChannel: newEditChannel(), files: map[string]string{"file-1": "hello"}}
 	b.Register(ch)
-	if n, err := b.Recover(ctx); n != 1 || err != nil {
+	if n, err := b.recoverAll(ctx); n != 1 || err != nil {
 		t.Fatalf("recovered %d, %v", n, err)
 	}
 	b.WaitIdle(ctx)

@@ -1,7 +1,9 @@
 package router
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -12,28 +14,17 @@ import (
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/logctx"
 	"github.com/deerflow/deerflow/progress"
+	"github.com/deerflow/deerflow/runner"
 	"github.com/deerflow/deerflow/store"
 )
 
-// conv is one conversation's routing state: its current thread, the run in
-// progress and the messages waiting for it. Guarded by Router.mu.
+// conv is one conversation's routing state: its current thread and the
+// unfinished subagent tasks of its run, for /status. Guarded by
+// Router.mu. Its runs are the runner's (runner.Conv).
 type conv struct {
 	key      string
-	threadID string // "" until resolved from the store
-	running  *item
-	queue    []*item
-	// answered: the running item's answer is being delivered; a new
-	// message now is not "waiting behind" anything the user can see.
-	answered bool
-	tasks    []event.Task // the running item's unfinished subagent tasks
-}
-
-// item is one queued message, bound to the thread that was current when it
-// arrived (a /new after it does not move it).
-type item struct {
-	in       *bus.Inbound
-	threadID string
-	seq      uint64 // its stored copy (store inbound queue); 0 if none
+	threadID string       // "" until resolved from the store
+	tasks    []event.Task // the running run's unfinished subagent tasks
 }
 
 // conv returns the conversation for key, creating its routing state.
@@ -91,9 +82,13 @@ func (b *Router) newThreadTx(tx *store.Tx, key string) (string, error) {
 // start over until the database is repaired, so it says so.
 const DamagedChatText = "This chat's stored record is damaged and can't be read, so I can't answer here until the database is repaired (deerflow doctor --repair). Other chats are not affected."
 
-// enqueue stores in (after saving its files), adds it to its
-// conversation's queue and makes sure a worker runs it. It returns once the
-// message is durable.
+// errDuplicate: the message's platform event was accepted before.
+var errDuplicate = errors.New("router: a redelivered event")
+
+// enqueue submits in to the runner as a run of its conversation, bound to
+// the conversation's current thread (a /new after it does not move it).
+// Its event id and message id are recorded in the commit that stores it.
+// It returns once the message is durable.
 func (b *Router) enqueue(ctx context.Context, in *bus.Inbound) error {
 	key := in.ChatKey()
 	threadID, err := b.threadFor(key)
@@ -106,140 +101,177 @@ func (b *Router) enqueue(ctx context.Context, in *bus.Inbound) error {
 		b.reply(ctx, in, "I couldn't open this conversation's history; please try again.")
 		return err
 	}
-	b.mu.Lock()
-	closed, waiting := b.closed, len(b.convLocked(key).queue)
-	b.mu.Unlock()
-	if closed {
-		return ErrClosed
-	}
-	if waiting >= b.opts.MaxQueued {
-		return b.reply(ctx, in, fmt.Sprintf("I already have %d messages waiting in this conversation, so I didn't take this one. Send it again once I've caught up, or /stop to cancel the current work.", waiting))
-	}
-	seq, dup, err := b.record(in, true)
-	if err != nil || dup {
+	data, err := json.Marshal(in)
+	if err != nil {
 		return err
 	}
-	if ahead := b.push(in, threadID, seq); ahead > 0 {
-		return b.reply(ctx, in, fmt.Sprintf("Queued: I'll answer this when I'm done with the current message (%d waiting).", ahead))
+	// The run gets the message itself, with its attachments' Open; one
+	// resumed after a restart decodes it from the request.
+	id := agent.NewID("run_")
+	b.slot(id).in = in
+	tk, err := b.opts.Runner.Submit(runner.Request{
+		ID: id, Conv: key, ThreadID: threadID, Origin: runner.OriginChat, ChatKey: key,
+		User: in.Channel + ":" + in.UserID, Text: in.Text, Skill: in.Skill, MessageID: in.MessageID,
+		Data: data, Strategy: runner.Enqueue,
+		Also: func(tx *store.Tx) error {
+			if dup, err := b.recordTx(tx, in); err != nil || dup {
+				return cmp.Or(err, errDuplicate)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		b.dropSlot(id)
+	}
+	return b.submitted(ctx, in, tk, err)
+}
+
+// submitted tells the person what became of their message.
+func (b *Router) submitted(ctx context.Context, in *bus.Inbound, tk runner.Ticket, err error) error {
+	var full *runner.FullError
+	switch {
+	case errors.Is(err, errDuplicate):
+		b.log.Info("dropped a redelivered message", "chat", in.ChatKey(), "event", in.EventKey)
+		return nil
+	case errors.Is(err, runner.ErrClosed):
+		return ErrClosed
+	case errors.As(err, &full):
+		return b.reply(ctx, in, fmt.Sprintf("I'm busy: %d messages already wait in this conversation, so I didn't take this one. Send it again once I've caught up, or /stop to cancel the current work.", full.Waiting))
+	case err != nil:
+		b.log.Error("accepting message", "chat", in.ChatKey(), "err", err)
+		return errors.Join(errors.New("router: message not stored"), err)
+	}
+	if tk.Ahead > 0 {
+		return b.reply(ctx, in, fmt.Sprintf("Queued: I'll answer this when I'm done with the current message (%d waiting).", tk.Ahead))
 	}
 	return nil
 }
 
-// push queues a stored message and starts the conversation's worker if
-// needed. It returns how many messages now wait in front of the current
-// run's end, 0 when this one runs now (or right after an answer the user
-// has already seen).
-func (b *Router) push(in *bus.Inbound, threadID string, seq uint64) int {
+// slot joins a chat run's engine and its follower: the engine makes the
+// run's delivery when the run begins; the follower hands it the run's
+// events and says when it has shown the run's end.
+type slot struct {
+	in    *bus.Inbound  // the message, when it was published in this process
+	ready chan struct{} // closed once d is set
+	d     *progress.Delivery
+	shown chan struct{} // closed once the final event was handled
+}
+
+func (b *Router) slot(id string) *slot {
 	b.mu.Lock()
-	if seq != 0 {
-		if b.live[seq] {
-			b.mu.Unlock()
-			return 0 // already queued or running here
-		}
-		b.live[seq] = true
+	defer b.mu.Unlock()
+	s, ok := b.slots[id]
+	if !ok {
+		s = &slot{ready: make(chan struct{}), shown: make(chan struct{})}
+		b.slots[id] = s
 	}
-	c := b.convLocked(in.ChatKey())
-	c.queue = append(c.queue, &item{in: in, threadID: threadID, seq: seq})
-	start := c.running == nil && len(c.queue) == 1
-	ahead := len(c.queue)
-	if c.answered && len(c.queue) == 1 {
-		ahead = 0
-	}
-	if start {
-		c.running = c.queue[0]
-		c.queue = c.queue[1:]
-		b.workers++
-		ahead = 0
-	}
+	return s
+}
+
+func (b *Router) dropSlot(id string) {
+	b.mu.Lock()
+	delete(b.slots, id)
 	b.mu.Unlock()
-	if start {
-		go b.work(c)
-	}
-	return ahead
 }
 
-// work runs the conversation's queue until it is empty.
-func (b *Router) work(c *conv) {
-	for {
-		b.mu.Lock()
-		it := c.running
-		b.mu.Unlock()
-
-		b.runItem(c, it)
-
-		b.mu.Lock()
-		delete(b.live, it.seq)
-		if len(c.queue) == 0 || b.closed {
-			c.running = nil
-			c.answered = false
-			b.workers--
-			b.idle.Broadcast()
-			b.mu.Unlock()
-			return
+// follow renders a chat run's journal in its conversation, from the moment
+// it is queued (runner.Handler.Follow).
+func (b *Router) follow(_ context.Context, run *runner.Run) {
+	sl := b.slot(run.ID())
+	b.followers.Add(1)
+	go func() {
+		defer b.followers.Done()
+		defer b.dropSlot(run.ID())
+		ctx := logctx.With(b.ctx, slog.String("run", run.ID()))
+		for rec := range run.Events(b.ctx, 0) {
+			switch ev := rec.Event.(type) {
+			case event.Began, event.RolledBack:
+			case event.Ended:
+				if isClosed(sl.ready) {
+					sl.d.Settle()
+					sl.d.Close()
+				}
+			default:
+				select {
+				case <-sl.ready:
+				case <-b.ctx.Done():
+					return
+				}
+				sl.d.Handle(ctx, ev)
+				if event.Final(ev) {
+					close(sl.shown)
+				}
+			}
 		}
-		c.running = c.queue[0]
-		c.queue = c.queue[1:]
-		c.answered = false
-		b.mu.Unlock()
-	}
+	}()
 }
 
-// runItem runs one message through the agent and delivers what it says.
-func (b *Router) runItem(c *conv, it *item) {
-	in := it.in
-	runID := agent.NewID("run_")
-	// The delivery's lines name the run, like the agent's own.
-	ctx := logctx.With(context.Background(), slog.String("run", runID))
-	d := b.delivery(ctx, c, in, it.threadID, runID)
-	defer d.Close()
-	if len(in.Files) > 0 {
-		// The files are fetched when the message's turn comes (it was
-		// stored with their references, before the platform was told).
-		b.reattach(in)
-		b.saveUploads(ctx, in, it.threadID)
-		if in.Text == "" { // only files, and none could be saved
-			b.forgetInbound([]*item{it})
-			return
-		}
-	}
-	var onBegin func(*store.Tx) error
-	if it.seq != 0 {
-		onBegin = func(tx *store.Tx) error { return tx.DeleteInbound(it.seq) }
-	}
-	ain := agent.Input{
-		RunID:     runID,
-		ThreadID:  it.threadID,
-		ChatKey:   in.ChatKey(),
-		UserID:    in.Channel + ":" + in.UserID,
-		Text:      in.Text,
-		Skill:     in.Skill,
-		OnBegin:   onBegin,
-		OnAnswer:  d.AnswerTx(),
-		MessageID: in.MessageID,
-	}
-	run := b.opts.Agent.Run
-	if mode := b.researchMode(in, it.threadID, &ain); mode != "" {
-		run = func(ctx context.Context, ain agent.Input) iter.Seq[event.Event] {
-			return b.opts.Research.Run(ctx, mode, ain)
-		}
-	}
-	damaged := false
-	for ev := range run(context.Background(), ain) {
-		if e, ok := ev.(event.Error); ok && errors.Is(e.Err, store.ErrDamaged) {
-			damaged = true
-		}
-		d.Handle(ctx, ev)
-	}
-	d.Settle()
-	if damaged && it.seq != 0 {
-		b.forgetInbound([]*item{it}) // the user was told; never replayed
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
-// delivery starts the rendering of a run of c (it answers in), which keeps
-// c's state for /status: whether the answer is going out, the unfinished
-// subagent tasks.
-func (b *Router) delivery(ctx context.Context, c *conv, in *bus.Inbound, threadID, runID string) *progress.Delivery {
+// execute is the chat's engine (runner.Handler.Engine): the message's
+// files are saved into the thread's uploads when its turn comes, then it
+// goes to the research when the thread's research waits for it, else to
+// the lead agent. It returns once the follower has shown the run's end, so
+// a conversation's answers come in order.
+func (b *Router) execute(ctx context.Context, run *runner.Run) iter.Seq[event.Event] {
+	return func(yield func(event.Event) bool) {
+		sl := b.slot(run.ID())
+		in := sl.in
+		if in == nil {
+			in = new(bus.Inbound)
+			if err := json.Unmarshal(run.Req.Data, in); err != nil {
+				b.log.Error("a stored message is unreadable; dropping it", "run", run.ID(), "err", err)
+				return
+			}
+		}
+		threadID := run.Req.ThreadID
+		lctx := logctx.With(b.ctx, slog.String("run", run.ID()))
+		sl.d = b.delivery(lctx, in, threadID, run.ID())
+		close(sl.ready)
+		if len(in.Files) > 0 {
+			// The files are fetched when the message's turn comes (it was
+			// stored with their references, before the platform was told).
+			b.reattach(in)
+			b.saveUploads(lctx, in, threadID)
+			if in.Text == "" { // only files, and none could be saved
+				return
+			}
+		}
+		ain := run.Input()
+		ain.Text, ain.OnAnswer = in.Text, sl.d.AnswerTx()
+		src := b.opts.Agent.Run
+		if mode := b.researchMode(in, threadID, &ain); mode != "" {
+			src = func(ctx context.Context, ain agent.Input) iter.Seq[event.Event] {
+				return b.opts.Research.Run(ctx, mode, ain)
+			}
+		}
+		for ev := range src(ctx, ain) {
+			if !yield(ev) {
+				return
+			}
+			if event.Final(ev) {
+				select {
+				case <-sl.shown:
+				case <-b.ctx.Done():
+				}
+			}
+		}
+	}
+}
+
+// delivery starts the rendering of a run that answers in; the run's
+// subagent tasks are kept for /status.
+func (b *Router) delivery(ctx context.Context, in *bus.Inbound, threadID, runID string) *progress.Delivery {
+	b.mu.Lock()
+	c := b.convLocked(in.ChatKey())
+	b.mu.Unlock()
 	return progress.New(ctx, in, progress.Options{
 		Outbox:   b.out,
 		Store:    b.opts.Store,
@@ -247,12 +279,7 @@ func (b *Router) delivery(ctx context.Context, c *conv, in *bus.Inbound, threadI
 		Now:      b.opts.Now,
 		ThreadID: threadID,
 		RunID:    runID,
-		OnFinal: func() {
-			b.mu.Lock()
-			c.answered = true
-			b.mu.Unlock()
-		},
-		OnTask: func(t event.Task, done bool) { b.trackTask(c, t, done) },
+		OnTask:   func(t event.Task, done bool) { b.trackTask(c, t, done) },
 		OnTasksEnd: func() {
 			b.mu.Lock()
 			c.tasks = nil

@@ -23,17 +23,18 @@ import (
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/outbox"
+	"github.com/deerflow/deerflow/runner"
 	"github.com/deerflow/deerflow/store"
 )
 
 // Options configures a Router.
 type Options struct {
-	Store     *store.Store // required
-	Agent     *agent.Agent // required
-	MaxQueued int          // waiting messages per conversation; 0 → 20
-	Logger    *slog.Logger // nil: slog.Default()
-	Version   string       // shown by /status
-	Now       func() time.Time
+	Store   *store.Store   // required
+	Agent   *agent.Agent   // required
+	Runner  *runner.Runner // required: New registers the chat's handler
+	Logger  *slog.Logger   // nil: slog.Default()
+	Version string         // shown by /status
+	Now     func() time.Time
 	// SaveUpload stores an attachment in the thread's uploads and returns
 	// the path the agent sees. Its error text is shown to the sender after
 	// the file's name, so it must read as a short clause ("it is larger
@@ -100,25 +101,26 @@ type Router struct {
 	started time.Time
 	out     *outbox.Outbox
 
+	// ctx is the router's own: its followers deliver under it, and Close
+	// ends it once they are done (or its deadline passed).
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	mu     sync.Mutex
 	convs  map[string]*conv
-	closed bool
-	live   map[uint64]bool // stored messages queued or running in this process
-	pruned time.Time       // when old event ids were last forgotten
+	slots  map[string]*slot // chat runs between their engine and follower
+	pruned time.Time        // when old event ids were last forgotten
 
 	stopLoops context.CancelFunc // ends Start's background work
+	followers sync.WaitGroup
 	loops     sync.WaitGroup
-	idle      *sync.Cond // signalled when a conversation's worker exits
-	workers   int
 }
 
-// New returns a Router.
+// New returns a Router, registered with the runner as the front end of
+// chat runs.
 func New(opts Options) (*Router, error) {
-	if opts.Store == nil || opts.Agent == nil {
-		return nil, errors.New("router: store and agent are required")
-	}
-	if opts.MaxQueued <= 0 {
-		opts.MaxQueued = 20
+	if opts.Store == nil || opts.Agent == nil || opts.Runner == nil {
+		return nil, errors.New("router: store, agent and runner are required")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -130,15 +132,19 @@ func New(opts Options) (*Router, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	b := &Router{
-		opts:    opts,
-		log:     opts.Logger,
-		started: opts.Now(),
-		out:     out,
-		convs:   make(map[string]*conv),
-		live:    make(map[uint64]bool),
+		opts: opts, log: opts.Logger, started: opts.Now(), out: out,
+		ctx: ctx, cancel: cancel,
+		convs: make(map[string]*conv), slots: make(map[string]*slot),
 	}
-	b.idle = sync.NewCond(&b.mu)
+	opts.Runner.Handle(runner.OriginChat, runner.Handler{
+		Engine: runner.EngineFunc(b.execute),
+		Follow: b.follow,
+		Interrupted: func(tx *store.Tx, rec *store.Run, tasks []*store.Task) error {
+			return b.RecordInterrupted(tx, []*store.Run{rec}, tasks)
+		},
+	})
 	return b, nil
 }
 
@@ -181,7 +187,7 @@ func (b *Router) Publish(ctx context.Context, in *bus.Inbound) error {
 				return b.enqueue(ctx, in)
 			}
 		}
-		if _, dup, err := b.record(in, false); err != nil || dup {
+		if dup, err := b.record(in); err != nil || dup {
 			return err
 		}
 		if skill != "" {
@@ -216,24 +222,20 @@ func (b *Router) reply(ctx context.Context, in *bus.Inbound, text string) error 
 	return err
 }
 
-// WaitIdle blocks until no conversation has queued or running work, or ctx
-// is done.
+// WaitIdle blocks until no conversation has queued or running work and
+// every run's end has been shown, or ctx is done.
 func (b *Router) WaitIdle(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, func() {
-		b.mu.Lock()
-		b.idle.Broadcast()
-		b.mu.Unlock()
-	})
-	defer stop()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for b.workers > 0 {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		b.idle.Wait()
+	if err := b.opts.Runner.WaitIdle(ctx); err != nil {
+		return err
 	}
-	return nil
+	done := make(chan struct{})
+	go func() { b.followers.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Start delivers what a previous process left in the outbox, then keeps
@@ -256,41 +258,27 @@ func (b *Router) Start(ctx context.Context) {
 	}()
 }
 
-// Close stops accepting messages and lets the running turns finish for up
-// to grace; then it cancels the rest with cause and waits for them to
-// record their state (or ctx to end). Queued messages that never ran stay
-// stored; Recover runs them after a restart.
-func (b *Router) Close(ctx context.Context, grace time.Duration, cause error) {
-	b.mu.Lock()
-	b.closed = true
-	waiting := 0
-	for _, c := range b.convs {
-		waiting += len(c.queue)
-		c.queue = nil
+// Close ends the router once the runner has closed: the followers finish
+// showing the runs' ends (until ctx is done), then the outbox's retries
+// and the other background work stop. What is left unsent stays in the
+// outbox for the next process.
+func (b *Router) Close(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { b.followers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
-	running, stop := b.workers, b.stopLoops
+	b.cancel()
+	b.mu.Lock()
+	stop := b.stopLoops
 	b.mu.Unlock()
 	if stop != nil {
 		stop()
 	}
-	if running > 0 && grace > 0 {
-		b.log.Info("letting running replies finish", "running", running, "grace", grace.String(), "queued_for_restart", waiting)
-		gctx, cancel := context.WithTimeout(ctx, grace)
-		b.WaitIdle(gctx)
-		cancel()
-	}
-	b.opts.Agent.StopAll(ctx, cause)
-	b.WaitIdle(ctx)
 	b.loops.Wait()
 }
 
 // Depth returns how many messages wait behind running replies, across
 // conversations, and how many replies are running.
-func (b *Router) Depth() (queued, running int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, c := range b.convs {
-		queued += len(c.queue)
-	}
-	return queued, b.workers
-}
+func (b *Router) Depth() (queued, running int) { return b.opts.Runner.Depth() }

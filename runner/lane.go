@@ -229,8 +229,9 @@ func (r *Runner) Stop(conv string) (stopped bool, dropped int) {
 
 // Conv is a conversation's state, for /status.
 type Conv struct {
-	Active  *Run // nil when idle
-	Waiting int
+	Active   *Run // nil when idle
+	Answered bool // the active run has given its answer (it is recording its end)
+	Waiting  int
 }
 
 // Conv returns the conversation's state.
@@ -241,7 +242,7 @@ func (r *Runner) Conv(conv string) Conv {
 	if l == nil {
 		return Conv{}
 	}
-	return Conv{Active: l.active, Waiting: len(l.queue)}
+	return Conv{Active: l.active, Answered: l.answered, Waiting: len(l.queue)}
 }
 
 // Depth returns how many runs wait and how many conversations have one
@@ -291,6 +292,13 @@ func (r *Runner) Refuse() {
 	for _, run := range held {
 		run.finish(StatusPending, "deerflow is shutting down; the run starts once it is back")
 	}
+}
+
+// Closed reports whether the runner takes no more runs.
+func (r *Runner) Closed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
 }
 
 // Close stops taking runs and lets the active ones finish for up to grace;

@@ -15,7 +15,6 @@ import (
 	"github.com/deerflow/deerflow/api"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/config"
-	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/logctx"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/mcp"
@@ -99,9 +98,6 @@ func newAppDeferred(cfg *config.Config, log *slog.Logger) (*app, error) {
 		if err := a.memory.Start(); err != nil {
 			log.Error("resuming memory updates", "err", err)
 		}
-	}
-	if err := a.recover(); err != nil {
-		log.Error("recovering interrupted runs", "err", err)
 	}
 	return a, nil
 }
@@ -204,7 +200,10 @@ func (a *app) wire() error {
 	if a.agent, err = agent.New(opts); err != nil {
 		return err
 	}
-	if a.runner, err = runner.New(runner.Options{Store: st, Logger: log, Forget: a.agent.ForgetHistory, Stop: a.agent.StopAll}); err != nil {
+	if a.runner, err = runner.New(runner.Options{
+		Store: st, Logger: log, MaxQueued: cfg.Router.MaxQueued,
+		Forget: a.agent.ForgetHistory, Stop: a.agent.StopAll,
+	}); err != nil {
 		return err
 	}
 	if cfg.Research.Enabled {
@@ -231,11 +230,11 @@ func (a *app) wire() error {
 	}
 	maxUpload := int64(cfg.Sandbox.MaxUploadMB) << 20
 	bo := router.Options{
-		Store:     st,
-		Agent:     a.agent,
-		MaxQueued: cfg.Router.MaxQueued,
-		Logger:    log,
-		Version:   versionString(),
+		Store:   st,
+		Agent:   a.agent,
+		Runner:  a.runner,
+		Logger:  log,
+		Version: versionString(),
 		SaveUpload: func(threadID string, at bus.Attachment) (string, error) {
 			return saveUpload(sb, threadID, at, maxUpload)
 		},
@@ -253,7 +252,7 @@ func (a *app) wire() error {
 	if a.bus, err = router.New(bo); err != nil {
 		return err
 	}
-	a.metrics.QueueDepth(a.bus.Depth)
+	a.metrics.QueueDepth(a.runner.Depth)
 	return a.newAPI(sb)
 }
 
@@ -330,46 +329,6 @@ func (a *app) turnContext(_ context.Context, in *agent.Input) string {
 // sandbox.
 func publicSkillsDir(dataDir string) string { return filepath.Join(dataDir, "skills", "public") }
 
-// recover marks runs that were in flight when a previous process died as
-// interrupted, and their unfinished subagent tasks too, and records (in
-// the same transaction) what their conversations will be told once the
-// channels are up. The threads are repaired by the agent on their next
-// run.
-func (a *app) recover() error {
-	now := time.Now()
-	return a.store.Update(func(tx *store.Tx) error {
-		runs, err := tx.RunsWithStatus(store.RunRunning)
-		if err != nil {
-			return err
-		}
-		var stopped []*store.Task
-		for _, r := range runs {
-			r.Status = store.RunInterrupted
-			r.Ended = now
-			if err := tx.PutRun(r); err != nil {
-				return err
-			}
-			a.log.Warn("run was interrupted by a restart", "run", r.ID, "thread", r.ThreadID)
-			tasks, err := tx.Tasks(r.ID)
-			if err != nil {
-				return err
-			}
-			for _, t := range tasks {
-				if t.Status != event.TaskPending && t.Status != event.TaskRunning {
-					continue
-				}
-				if err := tx.UpdateTask(r.ID, t.ID, func(t *store.Task) { t.Status, t.Ended = event.TaskInterrupted, now }); err != nil {
-					return err
-				}
-				t.Status, t.Ended = event.TaskInterrupted, now
-				stopped = append(stopped, t)
-				a.log.Warn("subagent task was interrupted by a restart", "task", t.ID, "run", r.ID, "description", t.Description)
-			}
-		}
-		return a.bus.RecordInterrupted(tx, runs, stopped)
-	})
-}
-
 // shutdown stops intake, lets running turns finish for up to grace, then
 // cancels the rest (they record their state), runs the waiting memory
 // updates and closes the store. Everything after the grace period gets at
@@ -377,10 +336,8 @@ func (a *app) recover() error {
 func (a *app) shutdown(grace time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), grace+shutdownTail)
 	defer cancel()
-	start := time.Now()
-	a.runner.Refuse() // no new runs; the running ones may finish meanwhile
-	a.bus.Close(ctx, grace, errShutdown)
-	a.runner.Close(ctx, max(grace-time.Since(start), 0), errShutdown)
+	a.runner.Close(ctx, grace, errShutdown) // no new runs; the running ones may finish for grace
+	a.bus.Close(ctx)                        // their ends are shown
 	if a.api != nil {
 		a.api.Close() // after the runs recorded their state: the streams end
 	}

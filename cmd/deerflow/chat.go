@@ -51,7 +51,7 @@ func runConsole(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, 
 		Prompt: promptFor(tty),
 	})
 	a.bus.Register(c)
-	if _, err := a.bus.Recover(ctx); err != nil {
+	if err := recoverRuns(ctx, a); err != nil {
 		return err
 	}
 	a.bus.Start(ctx)

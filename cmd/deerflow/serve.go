@@ -43,11 +43,6 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		return err
 	}
 	go settle(ctx, a, chans)
-	// Before the API answers, so that a client asking at once finds its
-	// runs.
-	if _, _, err := a.runner.Recover(); err != nil {
-		log.Error("the runs waiting before the restart could not be read", "err", err)
-	}
 	opsSrv, err := startOps(a, chans)
 	if err != nil {
 		stop()
@@ -74,7 +69,7 @@ func startChannels(ctx context.Context, a *app, chans []channels.Channel) (<-cha
 	for _, ch := range chans {
 		a.bus.Register(ch)
 	}
-	if _, err := a.bus.Recover(ctx); err != nil {
+	if err := recoverRuns(ctx, a); err != nil {
 		return nil, err
 	}
 	a.bus.Start(ctx)
@@ -146,4 +141,17 @@ func channelSwitches(cfg *config.Config) []channelSwitch {
 		{"slack", ch.Slack.Enabled, "Socket Mode, Web API at " + ch.Slack.APIURL, len(ch.Slack.AllowedUsers)},
 		{"lark", ch.Lark.Enabled, "long connection at " + ch.Lark.Domain, len(ch.Lark.AllowedUsers)},
 	}
+}
+
+// recoverRuns is the one recovery pass after a restart, once the senders
+// are registered (before the channels and the API take anything new): the
+// runner reports the runs a crash cut short and resumes the ones waiting,
+// whatever started them; then messages an older deerflow left in its own
+// intake queue join the runner's.
+func recoverRuns(ctx context.Context, a *app) error {
+	if _, _, err := a.runner.Recover(); err != nil {
+		return err
+	}
+	_, err := a.bus.Adopt(ctx)
+	return err
 }
