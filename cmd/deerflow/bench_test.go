@@ -25,6 +25,7 @@ import (
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/router"
+	"github.com/deerflow/deerflow/runner"
 )
 
 // instantModel answers every request at once, with no network: what is
@@ -168,7 +169,10 @@ func newBenchApp(b *testing.B, models []agent.ModelRef, cfg *config.Config) *app
 			b.Fatal(err)
 		}
 		a.agent = ag
-		a.bus, err = router.New(router.Options{Store: a.store, Agent: ag, Logger: a.log})
+		if a.runner, err = runner.New(runner.Options{Store: a.store, Logger: a.log, Forget: ag.ForgetHistory, Stop: ag.StopAll}); err != nil {
+			b.Fatal(err)
+		}
+		a.bus, err = router.New(router.Options{Store: a.store, Agent: ag, Runner: a.runner, Logger: a.log})
 		if err != nil {
 			b.Fatal(err)
 		}
