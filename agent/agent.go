@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deerflow/deerflow/agent/history"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/store"
@@ -95,7 +96,7 @@ type Agent struct {
 	prompt *Prompt
 	log    *slog.Logger
 
-	history *historyCache
+	history *history.Cache
 
 	mu     sync.Mutex
 	active map[string]*activeRun // thread id → its running run
@@ -153,7 +154,7 @@ func New(opts Options) (*Agent, error) {
 		chain:   compose(opts.Middlewares),
 		prompt:  p,
 		log:     opts.Logger,
-		history: newHistoryCache(opts.HistoryCache),
+		history: history.New(opts.HistoryCache),
 		active:  make(map[string]*activeRun),
 	}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/deerflow/deerflow/agent/repair"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
@@ -442,7 +443,7 @@ func TestCrashedRunIsRepaired(t *testing.T) {
 	if got := strings.Join(roles, ","); got != "user:,assistant:,tool:x,tool:y,user:" {
 		t.Fatalf("sent = %s", got)
 	}
-	if sent[4].Content != interruptedResult {
+	if sent[4].Content != repair.Interrupted {
 		t.Errorf("synthetic result = %q", sent[4].Content)
 	}
 	// The repair is persisted, not redone each time.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deerflow/deerflow/agent/repair"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -77,7 +78,7 @@ func (r *run) load(now time.Time) ([]*store.Message, error) {
 				return err
 			}
 		}
-		if cached, ok := a.history.get(in.ThreadID); ok {
+		if cached, ok := a.history.Get(in.ThreadID); ok {
 			msgs = cached
 			return nil
 		}
@@ -96,9 +97,9 @@ type historyFix struct {
 }
 
 // repair returns msgs with what a crash left unanswered repaired (see
-// repairHistory), and the fix to store.
+// repair.History), and the fix to store.
 func (r *run) repair(msgs []*store.Message) ([]*store.Message, historyFix) {
-	from, tail := repairHistory(msgs)
+	from, tail := repair.History(msgs)
 	if from >= len(msgs) && len(tail) == 0 {
 		return msgs, historyFix{}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deerflow/deerflow/agent/loopdetect"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/internal/testutil"
@@ -47,16 +48,16 @@ func TestLoopDetection(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		limits   LoopLimits
+		limits   loopdetect.Limits
 		turns    []fakeopenai.ToolCall // one call per model response, then the model keeps going
 		wantNote int                   // the request (index) that first carries a warning; -1 none
 		wantStop string                // in the final answer; "" means the script's own answer
 		wantReqs int                   // model requests made
 	}{
-		{"repeats warn at 3 then stop at 5", LoopLimits{}, []fakeopenai.ToolCall{same, sameSpaced, same, same, same}, 3, "repeating the same step", 5},
-		{"different calls are fine", LoopLimits{}, []fakeopenai.ToolCall{other(1), other(2), other(3), other(4), other(5)}, -1, "", 6},
-		{"per-tool warn and stop", LoopLimits{ToolWarn: 2, ToolStop: 4, WarnRepeats: 3, StopRepeats: 5}, []fakeopenai.ToolCall{other(1), other(2), other(3), other(4)}, 2, "used echo 4 times", 4},
-		{"repeats outside the window do not count", LoopLimits{Window: 2, WarnRepeats: 2, StopRepeats: 3}, []fakeopenai.ToolCall{same, other(1), other(2), same, other(3)}, -1, "", 6},
+		{"repeats warn at 3 then stop at 5", loopdetect.Limits{}, []fakeopenai.ToolCall{same, sameSpaced, same, same, same}, 3, "repeating the same step", 5},
+		{"different calls are fine", loopdetect.Limits{}, []fakeopenai.ToolCall{other(1), other(2), other(3), other(4), other(5)}, -1, "", 6},
+		{"per-tool warn and stop", loopdetect.Limits{ToolWarn: 2, ToolStop: 4, WarnRepeats: 3, StopRepeats: 5}, []fakeopenai.ToolCall{other(1), other(2), other(3), other(4)}, 2, "used echo 4 times", 4},
+		{"repeats outside the window do not count", loopdetect.Limits{Window: 2, WarnRepeats: 2, StopRepeats: 3}, []fakeopenai.ToolCall{same, other(1), other(2), same, other(3)}, -1, "", 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,32 +103,6 @@ func TestLoopDetection(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestFoldPoint(t *testing.T) {
-	msg := func(roles string) []*store.Message {
-		var out []*store.Message
-		for _, r := range strings.Split(roles, ",") {
-			out = append(out, &store.Message{Role: map[string]string{"u": "user", "a": "assistant", "t": "tool"}[r]})
-		}
-		return out
-	}
-	tests := []struct {
-		roles         string
-		keep, userIdx int
-		want          int
-	}{
-		{"u,a,u,a,u,a,u", 2, 6, 5},     // keep the last two
-		{"u,a,u,a,t,t,a,u", 3, 7, 3},   // the kept part would start with a tool result: take its call too
-		{"u,a,t,a,u,a,t,t,a", 4, 4, 4}, // never past the run's own user message
-		{"u,a,u", 10, 2, 0},            // nothing to fold
-		{"u,a,t,t,t", 2, 0, 0},         // only tool rounds of this run
-	}
-	for _, tt := range tests {
-		if got := foldPoint(msg(tt.roles), tt.keep, tt.userIdx); got != tt.want {
-			t.Errorf("foldPoint(%s, keep %d, user %d) = %d, want %d", tt.roles, tt.keep, tt.userIdx, got, tt.want)
-		}
 	}
 }
 

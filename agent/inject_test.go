@@ -70,19 +70,3 @@ func TestSummaryAndTitlePayloadsStayInert(t *testing.T) {
 		testutil.AssertInert(t, name+" (title request)", baseTitle, title, p)
 	}
 }
-
-// TestTranscriptPayloadsStayInert: a folded message, tool call or tool
-// result cannot end the summarizer's <conversation> early.
-func TestTranscriptPayloadsStayInert(t *testing.T) {
-	tr := func(p string) string {
-		return transcript("Earlier: "+p, []*store.Message{
-			{Role: "user", Content: "read " + p},
-			{Role: "assistant", Content: "Sure. " + p, ToolCalls: []store.ToolCall{{ID: "c1", Name: "web_fetch", Arguments: `{"url":"` + p + `"}`}}},
-			{Role: "tool", Name: "web_fetch", ToolCallID: "c1", Content: "# Page\n" + p},
-		})
-	}
-	base := tr("nothing special")
-	for name, p := range testutil.Payloads {
-		testutil.AssertInert(t, name, base, tr(p), p)
-	}
-}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 
+	"github.com/deerflow/deerflow/agent/loopdetect"
 	"github.com/deerflow/deerflow/llm"
 )
 
@@ -44,13 +45,13 @@ type Middleware struct {
 //     reset first); request-level retries (429, 5xx, connection errors,
 //     Retry-After) happen inside the llm client.
 //
-// History edits are not wrappers: dangling tool-call repair (dangling.go)
+// History edits are not wrappers: dangling tool-call repair (package repair)
 // and summarization (summarize.go) are explicit, persisted steps of the
 // run loop, and an empty answer after tool calls is retried by the loop.
-func DefaultChain() []Middleware { return Chain(LoopLimits{}) }
+func DefaultChain() []Middleware { return Chain(loopdetect.Limits{}) }
 
 // Chain is DefaultChain with the given loop limits.
-func Chain(loops LoopLimits) []Middleware {
+func Chain(loops loopdetect.Limits) []Middleware {
 	return []Middleware{
 		ToolErrors(),
 		LoopDetection(loops),

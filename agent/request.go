@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/deerflow/deerflow/agent/summary"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/tools"
@@ -26,7 +27,7 @@ func (r *run) messages() []llm.Message {
 	out := make([]llm.Message, 0, len(r.history)+1)
 	out = append(out, llm.Message{Role: llm.RoleSystem, Content: r.systemPrompt()})
 	if r.summary != "" {
-		out = append(out, llm.Message{Role: llm.RoleUser, Content: summaryMessage(r.summary)})
+		out = append(out, llm.Message{Role: llm.RoleUser, Content: summary.Message(r.summary)})
 	}
 	for i, m := range r.history {
 		lm := toLLM(m)

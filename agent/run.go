@@ -23,7 +23,7 @@ import (
 // in.RunID (NewID("run_")); it is assigned when empty.
 //
 // The thread is persisted after every step, so a crash at any point leaves
-// a history the next run can continue from (see repairHistory).
+// a history the next run can continue from (see repair.History).
 func (a *Agent) Run(ctx context.Context, in Input) iter.Seq[event.Event] {
 	return func(yield func(event.Event) bool) {
 		if in.RunID == "" {
@@ -304,7 +304,7 @@ func (r *run) wait() error {
 	err := <-r.pending
 	r.pending = nil
 	if err != nil {
-		r.a.history.forget(r.in.ThreadID)
+		r.a.history.Forget(r.in.ThreadID)
 		r.writeErr = err
 		r.a.opts.Metrics.Error(metrics.ErrStore)
 	}
@@ -379,7 +379,7 @@ func (r *run) finish(answer *store.Message, usage llm.Usage) {
 		r.a.log.ErrorContext(r.ctx, "saving the answer failed after it was delivered", "thread", r.in.ThreadID, "err", err)
 		return
 	}
-	r.a.history.put(r.in.ThreadID, r.history)
+	r.a.history.Put(r.in.ThreadID, r.history)
 	if r.thread.Title == "" && !r.a.opts.Ephemeral {
 		r.a.title(r.in.ThreadID, r.in.Text, answer.Content)
 	}
@@ -387,7 +387,7 @@ func (r *run) finish(answer *store.Message, usage llm.Usage) {
 
 func (r *run) fail(err error, userText string) {
 	r.a.log.ErrorContext(r.ctx, "run failed", "thread", r.in.ThreadID, "err", err)
-	r.a.history.forget(r.in.ThreadID)
+	r.a.history.Forget(r.in.ThreadID)
 	if r.rec != nil {
 		r.end(store.RunError, err.Error())
 		if serr := r.wait(); serr != nil && serr != err {
@@ -406,7 +406,7 @@ func (r *run) stopped() {
 	if err := r.wait(); err != nil {
 		r.a.log.ErrorContext(r.ctx, "recording stopped run", "err", err)
 	} else {
-		r.a.history.put(r.in.ThreadID, r.history)
+		r.a.history.Put(r.in.ThreadID, r.history)
 	}
 	r.emit(event.Stopped{Err: cause})
 }

@@ -136,4 +136,8 @@ func (a *Agent) Hold(ctx context.Context, threadID, runID, model string) (_ cont
 
 // ForgetHistory drops the thread's cached history, for a caller that
 // appended messages to the thread in the store itself.
-func (a *Agent) ForgetHistory(threadID string) { a.history.forget(threadID) }
+func (a *Agent) ForgetHistory(threadID string) { a.history.Forget(threadID) }
+
+// Forget drops what the agent remembers of a thread's messages. Call it
+// after changing a thread's messages outside a run.
+func (a *Agent) Forget(threadID string) { a.history.Forget(threadID) }

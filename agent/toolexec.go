@@ -20,16 +20,18 @@ import (
 // Tools cap their own output more tightly; this is the backstop.
 const maxToolResult = 100_000
 
+// toolDone is one finished call of a batch: its index, result and time.
+type toolDone struct {
+	i   int
+	res ToolResult
+	dur time.Duration
+}
+
 // runTools runs calls concurrently and returns one result message per call,
 // in call order. Events from the tools are passed on from this goroutine.
 func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*store.Message {
-	type done struct {
-		i   int
-		res ToolResult
-		dur time.Duration
-	}
 	evs := make(chan event.Event, 16)
-	fin := make(chan done, len(calls))
+	fin := make(chan toolDone, len(calls))
 	closed := make(chan struct{})
 	defer close(closed)
 
@@ -40,39 +42,24 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 		batch[i] = call.Name
 		r.emit(starts[i])
 	}
-	var attach func(string, []byte)
-	if r.model.Vision {
-		var mu sync.Mutex
-		attach = func(mime string, data []byte) {
-			mu.Lock()
-			r.images = append(r.images, llm.Image{MIME: mime, Data: data})
-			mu.Unlock()
+	attach := r.attacher()
+	emit := func(e event.Event) {
+		if e == nil {
+			return
 		}
-	}
-	workspace := r.in.Workspace
-	if workspace == "" {
-		workspace = r.in.ThreadID
+		select {
+		case evs <- e:
+		case <-closed:
+		}
 	}
 	for i, call := range calls {
-		env := &tools.Env{
-			ThreadID: workspace, RunID: r.in.RunID, ChatKey: r.in.ChatKey, UserID: r.in.UserID, CallID: call.ID,
-			Model: r.model.Name, Turn: turn, Batch: batch, Index: i, Attach: attach,
-			Emit: func(e event.Event) {
-				if e == nil {
-					return
-				}
-				select {
-				case evs <- e:
-				case <-closed:
-				}
-			},
-		}
+		env := r.toolEnv(turn, call, batch, i, attach, emit)
 		go func() {
 			start := time.Now()
 			tctx, cancel := r.a.toolContext(tools.WithEnv(ctx, env), call.Name)
 			defer cancel()
 			res := r.a.chain.callTool(tctx, call, r.callTool)
-			fin <- done{i: i, res: res, dur: time.Since(start)}
+			fin <- toolDone{i: i, res: res, dur: time.Since(start)}
 		}()
 	}
 
@@ -83,24 +70,7 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 			r.emit(ev)
 		case d := <-fin:
 			n++
-			call := calls[d.i]
-			if d.res.Err != nil {
-				r.a.log.WarnContext(r.ctx, "tool failed", "tool", call.Name, "err", d.res.Err)
-			}
-			if d.res.IsError {
-				r.a.opts.Metrics.Error(metrics.ErrTool)
-			}
-			content := d.res.Content
-			if content == "" {
-				content = "(no output)"
-			}
-			out[d.i] = &store.Message{
-				Role: "tool", ToolCallID: call.ID, Name: call.Name, Content: content,
-				RunID: r.in.RunID, Time: r.a.opts.Now(),
-			}
-			s := starts[d.i]
-			r.emit(event.ToolResult{CallID: s.CallID, Name: s.Name, Summary: s.Summary,
-				Result: tools.Clip(content, 200), IsError: d.res.IsError, Duration: d.dur})
+			out[d.i] = r.toolMessage(calls[d.i], starts[d.i], d)
 		}
 	}
 	for {
@@ -111,6 +81,55 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 			return out
 		}
 	}
+}
+
+// attacher is how a tool adds an image for the model to see: nil unless
+// the run's model takes images.
+func (r *run) attacher() func(string, []byte) {
+	if !r.model.Vision {
+		return nil
+	}
+	var mu sync.Mutex
+	return func(mime string, data []byte) {
+		mu.Lock()
+		r.images = append(r.images, llm.Image{MIME: mime, Data: data})
+		mu.Unlock()
+	}
+}
+
+// toolEnv is what the i-th call of a batch knows about its run.
+func (r *run) toolEnv(turn int, call llm.ToolCall, batch []string, i int, attach func(string, []byte), emit func(event.Event)) *tools.Env {
+	workspace := r.in.Workspace
+	if workspace == "" {
+		workspace = r.in.ThreadID
+	}
+	return &tools.Env{
+		ThreadID: workspace, RunID: r.in.RunID, ChatKey: r.in.ChatKey, UserID: r.in.UserID, CallID: call.ID,
+		Model: r.model.Name, Turn: turn, Batch: batch, Index: i, Attach: attach,
+		Emit: emit,
+	}
+}
+
+// toolMessage records a finished call: it logs and counts a failure, emits
+// the call's result event and returns the result message for the history.
+func (r *run) toolMessage(call llm.ToolCall, s event.ToolCall, d toolDone) *store.Message {
+	if d.res.Err != nil {
+		r.a.log.WarnContext(r.ctx, "tool failed", "tool", call.Name, "err", d.res.Err)
+	}
+	if d.res.IsError {
+		r.a.opts.Metrics.Error(metrics.ErrTool)
+	}
+	content := d.res.Content
+	if content == "" {
+		content = "(no output)"
+	}
+	m := &store.Message{
+		Role: "tool", ToolCallID: call.ID, Name: call.Name, Content: content,
+		RunID: r.in.RunID, Time: r.a.opts.Now(),
+	}
+	r.emit(event.ToolResult{CallID: s.CallID, Name: s.Name, Summary: s.Summary,
+		Result: tools.Clip(content, 200), IsError: d.res.IsError, Duration: d.dur})
+	return m
 }
 
 // callTool is the innermost ToolNext: it calls the registry.

@@ -34,40 +34,15 @@ func (s *Server) stream(w http.ResponseWriter, req *http.Request) {
 		fail(w, http.StatusBadRequest, "bad_last_event_id", "Last-Event-ID must be the id of an event of this stream.")
 		return
 	}
-	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Time{}) // a stream lasts as long as its run
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "retry: 2000\n\n")
+	bw, flush := openSSE(w)
 	defer s.watch(run)()
-	flush := func() bool { return bw.Flush() == nil && rc.Flush() == nil }
 
 	beat := time.NewTicker(s.o.Heartbeat)
 	defer beat.Stop()
 	closing := false // the Server is closing: send what is kept, then end
 	for {
 		recs, ended, wake := run.Read(after)
-		if len(recs) > 0 && recs[0].Seq > after+1 {
-			from, to := after+1, recs[0].Seq-1
-			fmt.Fprintf(bw, "event: gap\ndata: {\"from\":%d,\"to\":%d,\"message\":\"events %d to %d are no longer kept\"}\n\n", from, to, from, to)
-		}
-		for _, rec := range recs {
-			after = rec.Seq
-			name, v, ok := s.sse(run, rec.Event)
-			if !ok {
-				continue
-			}
-			data, err := json.Marshal(v)
-			if err != nil {
-				data = []byte(`{}`)
-			}
-			fmt.Fprintf(bw, "id: %d\nevent: %s\ndata: %s\n\n", rec.Seq, name, data)
-		}
+		after = s.writeEvents(bw, run, after, recs)
 		if bw.Buffered() > 0 && !flush() { // new events, a gap, or the opening retry line
 			return
 		}
@@ -90,6 +65,47 @@ func (s *Server) stream(w http.ResponseWriter, req *http.Request) {
 			closing = true
 		}
 	}
+}
+
+// openSSE starts an event stream on w, with no write deadline (a stream
+// lasts as long as its run) and the reconnection delay written first. It
+// returns the stream's buffer and how to flush it to the client (false:
+// the client is gone).
+func openSSE(w http.ResponseWriter) (*bufio.Writer, func() bool) {
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "retry: 2000\n\n")
+	return bw, func() bool { return bw.Flush() == nil && rc.Flush() == nil }
+}
+
+// writeEvents buffers the records read after the event after: a gap event
+// first when older ones are no longer kept, then each event the API shows.
+// It returns the id of the last record.
+func (s *Server) writeEvents(bw *bufio.Writer, run *runner.Run, after int, recs []runner.Record) int {
+	if len(recs) > 0 && recs[0].Seq > after+1 {
+		from, to := after+1, recs[0].Seq-1
+		fmt.Fprintf(bw, "event: gap\ndata: {\"from\":%d,\"to\":%d,\"message\":\"events %d to %d are no longer kept\"}\n\n", from, to, from, to)
+	}
+	for _, rec := range recs {
+		after = rec.Seq
+		name, v, ok := s.sse(run, rec.Event)
+		if !ok {
+			continue
+		}
+		data, err := json.Marshal(v)
+		if err != nil {
+			data = []byte(`{}`)
+		}
+		fmt.Fprintf(bw, "id: %d\nevent: %s\ndata: %s\n\n", rec.Seq, name, data)
+	}
+	return after
 }
 
 // lastEventID is the id of the last event the client saw (0: none).

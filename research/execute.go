@@ -32,8 +32,7 @@ type stepResult struct {
 // execute runs the plan's unfinished steps (research steps at once, each
 // processing step after the steps before it), then the report.
 func (s *session) execute(rec *store.Research) {
-	plan := rec.Plan
-	n := len(plan.Steps)
+	n := len(rec.Plan.Steps)
 	rec.Phase, rec.RunID, rec.Error = store.ResearchRunning, s.in.RunID, ""
 	if len(rec.Steps) != n {
 		rec.Steps = make([]store.ResearchStep, n)
@@ -48,20 +47,42 @@ func (s *session) execute(rec *store.Research) {
 		return
 	}
 	s.status(panel(rec, ""), fmt.Sprintf("researching: %d steps", n))
+	s.runSteps(rec)
+	if s.ctx.Err() != nil {
+		s.stopped(rec)
+		return
+	}
+	done := 0
+	for _, st := range rec.Steps {
+		if st.Status == event.TaskCompleted {
+			done++
+		}
+	}
+	if done == 0 {
+		s.fail(rec, runFailedText(n), errors.New("no research step finished"))
+		return
+	}
+	s.report(rec)
+}
 
+// runSteps runs the steps not yet completed, each in its own goroutine,
+// and records their events and results as they come, until all have
+// ended.
+func (s *session) runSteps(rec *store.Research) {
+	n := len(rec.Plan.Steps)
 	events := make(chan stepEvent, 64)
 	results := make(chan stepResult)
 	ended := make([]chan struct{}, n) // closed when step i has ended
 	findings := make([]string, n)     // written before ended[i] closes
 	running := 0
-	for i := range plan.Steps {
+	for i := range n {
 		ended[i] = make(chan struct{})
 		if rec.Steps[i].Status == event.TaskCompleted {
 			findings[i] = rec.Steps[i].Findings
 			close(ended[i])
 		}
 	}
-	for i := range plan.Steps {
+	for i := range n {
 		if rec.Steps[i].Status == event.TaskCompleted {
 			continue
 		}
@@ -85,42 +106,34 @@ func (s *session) execute(rec *store.Research) {
 				}
 			}
 			running--
-			st := &rec.Steps[res.i]
-			st.Ended = s.r.opts.Now()
-			st.TaskID = res.out.ID
-			if res.err != nil {
-				st.Status, st.Findings = event.TaskFailed, res.err.Error()
-			} else {
-				st.Status, st.Findings = res.out.Status, res.out.Text
-			}
-			for _, src := range res.sources {
-				st.Sources = append(st.Sources, store.ResearchSource{URL: src.URL, Title: src.Title})
-			}
-			if st.Status == event.TaskCompleted {
-				findings[res.i] = st.Findings
-			}
-			close(ended[res.i])
-			if err := s.save(rec); err != nil {
-				s.r.log.ErrorContext(s.ctx, "recording a research step", "thread", s.in.ThreadID, "step", res.i+1, "err", err)
-			}
-			s.status(panel(rec, ""), fmt.Sprintf("step %d %s", res.i+1, st.Status))
+			s.stepEnded(rec, res, findings, ended[res.i])
 		}
 	}
-	if s.ctx.Err() != nil {
-		s.stopped(rec)
-		return
+}
+
+// stepEnded records a step's result, keeping its findings for the steps
+// after it when it completed, closes ended (the steps waiting for it may
+// go on), and saves and shows the research.
+func (s *session) stepEnded(rec *store.Research, res stepResult, findings []string, ended chan struct{}) {
+	st := &rec.Steps[res.i]
+	st.Ended = s.r.opts.Now()
+	st.TaskID = res.out.ID
+	if res.err != nil {
+		st.Status, st.Findings = event.TaskFailed, res.err.Error()
+	} else {
+		st.Status, st.Findings = res.out.Status, res.out.Text
 	}
-	done := 0
-	for _, st := range rec.Steps {
-		if st.Status == event.TaskCompleted {
-			done++
-		}
+	for _, src := range res.sources {
+		st.Sources = append(st.Sources, store.ResearchSource{URL: src.URL, Title: src.Title})
 	}
-	if done == 0 {
-		s.fail(rec, runFailedText(n), errors.New("no research step finished"))
-		return
+	if st.Status == event.TaskCompleted {
+		findings[res.i] = st.Findings
 	}
-	s.report(rec)
+	close(ended)
+	if err := s.save(rec); err != nil {
+		s.r.log.ErrorContext(s.ctx, "recording a research step", "thread", s.in.ThreadID, "step", res.i+1, "err", err)
+	}
+	s.status(panel(rec, ""), fmt.Sprintf("step %d %s", res.i+1, st.Status))
 }
 
 // stepEvent shows a task event of a step and notes a start in rec.

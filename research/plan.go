@@ -147,28 +147,37 @@ func parsePlan(text string, maxSteps int, question, accept, lenient bool) (plann
 		if i == maxSteps {
 			break
 		}
-		var st struct {
-			Title       string `json:"title"`
-			Description string `json:"description"`
-			StepType    string `json:"step_type"`
+		st, err := parseStep(i, rs)
+		if err != nil {
+			return plannerOut{}, err
 		}
-		if err := json.Unmarshal(rs, &st); err != nil {
-			return plannerOut{}, fmt.Errorf("step %d is not an object with string fields title, description and step_type", i+1)
-		}
-		st.StepType = strings.ToLower(strings.TrimSpace(st.StepType))
-		switch {
-		case strings.TrimSpace(st.Title) == "":
-			return plannerOut{}, fmt.Errorf("step %d has no title", i+1)
-		case strings.TrimSpace(st.Description) == "":
-			return plannerOut{}, fmt.Errorf("step %d has no description", i+1)
-		case st.StepType != stepResearch && st.StepType != stepProcessing:
-			return plannerOut{}, fmt.Errorf(`step %d has step_type %q; it must be "research" or "processing"`, i+1, st.StepType)
-		}
-		plan.Steps = append(plan.Steps, store.ResearchPlanStep{
-			Title: oneLine(st.Title, 200), Description: strings.TrimSpace(st.Description), StepType: st.StepType,
-		})
+		plan.Steps = append(plan.Steps, st)
 	}
 	return plannerOut{plan: plan}, nil
+}
+
+// parseStep reads and validates step i of a plan.
+func parseStep(i int, rs json.RawMessage) (store.ResearchPlanStep, error) {
+	var st struct {
+		Title       string `json:"title"`
+		Description string `json:"description"`
+		StepType    string `json:"step_type"`
+	}
+	if err := json.Unmarshal(rs, &st); err != nil {
+		return store.ResearchPlanStep{}, fmt.Errorf("step %d is not an object with string fields title, description and step_type", i+1)
+	}
+	st.StepType = strings.ToLower(strings.TrimSpace(st.StepType))
+	switch {
+	case strings.TrimSpace(st.Title) == "":
+		return store.ResearchPlanStep{}, fmt.Errorf("step %d has no title", i+1)
+	case strings.TrimSpace(st.Description) == "":
+		return store.ResearchPlanStep{}, fmt.Errorf("step %d has no description", i+1)
+	case st.StepType != stepResearch && st.StepType != stepProcessing:
+		return store.ResearchPlanStep{}, fmt.Errorf(`step %d has step_type %q; it must be "research" or "processing"`, i+1, st.StepType)
+	}
+	return store.ResearchPlanStep{
+		Title: oneLine(st.Title, 200), Description: strings.TrimSpace(st.Description), StepType: st.StepType,
+	}, nil
 }
 
 // jsonProblem is a JSON error without Go's type names.

@@ -67,6 +67,20 @@ func New(opts Options) (*Manager, error) {
 	if opts.Store == nil || len(opts.Models) == 0 {
 		return nil, errors.New("subagents: store and models are required")
 	}
+	opts = opts.withDefaults()
+	m := &Manager{opts: opts, log: opts.Logger, slots: newSlots(opts.MaxRunning)}
+	opts.Metrics.SubagentsRunning(m.Running)
+	if err := m.buildTypes(); err != nil {
+		return nil, err
+	}
+	if err := m.buildInternal(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// withDefaults fills in the documented defaults of the zero fields.
+func (opts Options) withDefaults() Options {
 	if opts.Tools == nil {
 		opts.Tools = tools.NewRegistry()
 	}
@@ -88,41 +102,51 @@ func New(opts Options) (*Manager, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	m := &Manager{opts: opts, log: opts.Logger, slots: newSlots(opts.MaxRunning)}
-	opts.Metrics.SubagentsRunning(m.Running)
+	return opts
+}
+
+// buildTypes builds the offered types, built-in and custom, leaving out
+// those that need a tool the lead lacks.
+func (m *Manager) buildTypes() error {
 	seen := map[string]bool{}
-	for _, t := range append(BuiltIn(), opts.Types...) {
+	for _, t := range append(BuiltIn(), m.opts.Types...) {
 		if seen[t.Name] {
-			return nil, fmt.Errorf("subagents: type %q is defined twice", t.Name)
+			return fmt.Errorf("subagents: type %q is defined twice", t.Name)
 		}
 		seen[t.Name] = true
 		if t.Needs != "" {
-			if _, ok := opts.Tools.Get(t.Needs); !ok {
+			if _, ok := m.opts.Tools.Get(t.Needs); !ok {
 				continue
 			}
 		}
 		k, err := m.build(t)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.types = append(m.types, k)
 	}
+	return nil
+}
+
+// buildInternal builds the types the lead is not offered, when the lead
+// has the tool each needs.
+func (m *Manager) buildInternal() error {
 	m.internal = map[string]*kind{}
 	for _, t := range internalTypes() {
-		if _, ok := opts.Tools.Get(t.Needs); !ok {
+		if _, ok := m.opts.Tools.Get(t.Needs); !ok {
 			continue
 		}
 		t.Tools = slices.DeleteFunc(t.Tools, func(name string) bool { // web_search is optional
-			_, ok := opts.Tools.Get(name)
+			_, ok := m.opts.Tools.Get(name)
 			return !ok
 		})
 		k, err := m.build(t)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.internal[t.Name] = k
 	}
-	return m, nil
+	return nil
 }
 
 // build makes the agent that runs subagents of type t.

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/agent/loopdetect"
 	"github.com/deerflow/deerflow/api"
-	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/logctx"
 	"github.com/deerflow/deerflow/llm"
@@ -102,160 +102,6 @@ func newAppDeferred(cfg *config.Config, log *slog.Logger) (*app, error) {
 	return a, nil
 }
 
-// wire builds everything on top of the store: sandbox and tools, skills,
-// subagents, memory, the agent and the bus.
-func (a *app) wire() error {
-	cfg, log, st := a.cfg, a.log, a.store
-	// The built-in skills are unpacked for the sandbox in the background
-	// (file by file, each replaced atomically): nothing at start needs
-	// them on disk, and a restart finds them unchanged.
-	a.unpacked = make(chan struct{})
-	go func() {
-		defer close(a.unpacked)
-		<-a.bgGo
-		if err := skills.Extract(publicSkillsDir(cfg.DataDir)); err != nil {
-			log.Error("unpacking the built-in skills; /mnt/skills/public may be incomplete", "err", err)
-		}
-	}()
-	sb, err := newSandbox(cfg, cfg.DataDir)
-	if err != nil {
-		return err
-	}
-	a.sandbox = sb
-	// The sandbox checks bubblewrap in the background; report when known.
-	go func() {
-		<-a.bgGo
-		ok, how := sb.BashStatus()
-		switch {
-		case ok && strings.HasPrefix(how, "host"):
-			log.Warn("bash runs on the host WITHOUT isolation (sandbox.allow_host_bash: true); only let trusted users talk to this deerflow", "bash", how)
-		case !ok:
-			log.Warn("the bash tool is off", "bash", how)
-		default:
-			logSandbox(log, cfg, sb)
-		}
-	}()
-	a.tools = tools.NewRegistry(sb.Tools()...)
-	a.tools.Add(tools.Clarify())
-	webTools, err := newWebTools(cfg)
-	if err != nil {
-		return err
-	}
-	for _, t := range webTools {
-		a.tools.Add(t)
-	}
-	models := modelRefs(cfg, log)
-	if a.subagents, err = newSubagents(cfg, st, models, a.tools, sb, log, a.metrics); err != nil {
-		return err
-	}
-	a.tools.Add(a.subagents.Tool())
-	if a.skills, err = skills.New(skills.Options{
-		Store: st, CustomDir: cfg.Skills.Path, Admins: cfg.Skills.Admins,
-		Evolution: cfg.SkillEvo.Enabled, Model: models[0].Model, ModelID: models[0].ID, Logger: log,
-	}); err != nil {
-		return err
-	}
-	if t := a.skills.Tool(); t != nil {
-		a.tools.Add(t)
-	}
-	p := prompt(cfg, sb)
-	p.SetSection(agent.SectionSubagents, a.subagents.PromptSection())
-	sk := a.skills
-	p.SetSection(agent.SectionSkills, func(context.Context, *agent.Input) string { return sk.PromptSection() })
-	opts := agent.Options{
-		Store:            st,
-		Metrics:          a.metrics,
-		Models:           models,
-		Tools:            a.tools,
-		Prompt:           p,
-		MaxTurns:         cfg.Agent.MaxTurns,
-		ToolTimeout:      time.Duration(cfg.Agent.ToolTimeoutSeconds) * time.Second,
-		Logger:           log,
-		Middlewares:      agent.Chain(loopLimits(cfg)),
-		Summarize:        summarizeOptions(cfg, models),
-		TitleModel:       modelNamed(models, cfg.Agent.TitleModel),
-		DailyTokenBudget: cfg.Agent.DailyTokenBudget,
-		AllowedTools: func(in *agent.Input) []string {
-			if in.Skill == "" {
-				return nil
-			}
-			_, allowed, _ := sk.Activation(in.Skill)
-			return allowed
-		},
-	}
-	if cfg.Memory.Enabled {
-		if a.memory, err = newMemory(cfg, st, models[0], log); err != nil {
-			return err
-		}
-		mem := a.memory
-		opts.OnAnswer = func(tx *store.Tx, in *agent.Input, answer string) error {
-			return mem.Record(tx, in.UserID, in.ChatKey, in.ThreadID, in.RunID, in.Text, answer)
-		}
-		p.SetSection(agent.SectionMemory, agent.Static(memory.PromptSection))
-	}
-	opts.TurnContext = a.turnContext
-	if cfg.Research.Enabled {
-		p.SetSection("research", agent.Static(researchSection))
-	}
-	if a.agent, err = agent.New(opts); err != nil {
-		return err
-	}
-	if a.runner, err = runner.New(runner.Options{
-		Store: st, Logger: log, MaxQueued: cfg.Router.MaxQueued,
-		Forget: a.agent.ForgetHistory, Stop: a.agent.StopAll,
-	}); err != nil {
-		return err
-	}
-	if cfg.Research.Enabled {
-		if a.research, err = research.New(research.Options{
-			Store:             st,
-			Agent:             a.agent,
-			Subagents:         a.subagents,
-			MaxClarifications: cfg.Research.MaxClarifications,
-			MaxSteps:          cfg.Research.MaxSteps,
-			MaxPlanIterations: cfg.Research.MaxPlanIterations,
-			SaveReport:        sb.SaveOutput,
-			Logger:            log,
-		}); err != nil {
-			return err
-		}
-	}
-	if len(cfg.MCP.Servers) > 0 {
-		// Servers connect in the background; their tools join the
-		// registry as they become known.
-		a.mcp = newMCP(cfg, sb, log)
-		ctx, cancel := context.WithCancel(context.Background())
-		a.mcpStop = cancel
-		a.mcp.Start(ctx, a.tools)
-	}
-	maxUpload := int64(cfg.Sandbox.MaxUploadMB) << 20
-	bo := router.Options{
-		Store:   st,
-		Agent:   a.agent,
-		Runner:  a.runner,
-		Logger:  log,
-		Version: versionString(),
-		SaveUpload: func(threadID string, at bus.Attachment) (string, error) {
-			return saveUpload(sb, threadID, at, maxUpload)
-		},
-		UploadsNote: sandbox.UploadsNote,
-		Skills:      a.skills,
-		Reopen:      sb.Reopen,
-		Health:      a.health,
-	}
-	if a.memory != nil {
-		bo.Memory = a.memory
-	}
-	if a.research != nil {
-		bo.Research = a.research
-	}
-	if a.bus, err = router.New(bo); err != nil {
-		return err
-	}
-	a.metrics.QueueDepth(a.runner.Depth)
-	return a.newAPI(sb)
-}
-
 // background lets start-up's background work run: unpacking the built-in
 // skills and probing bubblewrap.
 func (a *app) background() {
@@ -284,9 +130,9 @@ func newWebTools(cfg *config.Config) ([]tools.Tool, error) {
 	return append(out, web.SearchTool(p, ws.MaxResults)), nil
 }
 
-func loopLimits(cfg *config.Config) agent.LoopLimits {
+func loopLimits(cfg *config.Config) loopdetect.Limits {
 	ld := cfg.Agent.LoopDetection
-	return agent.LoopLimits{Window: ld.Window, WarnRepeats: ld.WarnRepeats, StopRepeats: ld.StopRepeats, ToolWarn: ld.ToolWarn, ToolStop: ld.ToolStop}
+	return loopdetect.Limits{Window: ld.Window, WarnRepeats: ld.WarnRepeats, StopRepeats: ld.StopRepeats, ToolWarn: ld.ToolWarn, ToolStop: ld.ToolStop}
 }
 
 func summarizeOptions(cfg *config.Config, models []agent.ModelRef) *agent.Summarize {

@@ -23,6 +23,32 @@ import (
 // validated). It changes nothing on disk. Secrets are never printed.
 func check(cfg *config.Config, used string, stdout io.Writer) int {
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	printConfig(w, cfg, used)
+	// The sandbox is built in a scratch directory: check changes nothing.
+	scratch, err := os.MkdirTemp("", "deerflow-check")
+	if err == nil {
+		defer os.RemoveAll(scratch)
+		var sb *sandbox.Manager
+		if sb, err = newSandbox(cfg, scratch); err == nil {
+			printSandbox(w, sb)
+			printTools(w, cfg, sb)
+		}
+	}
+	if err != nil {
+		w.Flush()
+		fmt.Fprintf(stdout, "sandbox: %v\n", err)
+		return 1
+	}
+	if len(cfg.MCP.Servers) > 0 {
+		printMCP(w, cfg, scratch)
+	}
+	w.Flush()
+	return 0
+}
+
+// printConfig says where the config came from and what it sets up before
+// the sandbox: store, models, channels, agent, HTTP and shutdown.
+func printConfig(w io.Writer, cfg *config.Config, used string) {
 	src := used
 	if src == "" {
 		src = "built-in defaults and the environment (no config.yaml found)"
@@ -34,6 +60,24 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 	} else {
 		fmt.Fprintf(w, "store\t%s (will be created)\n", db)
 	}
+	printModels(w, cfg)
+	for _, c := range channelSwitches(cfg) {
+		state := "disabled"
+		if c.enabled {
+			state = "enabled, " + c.detail + ", " + whoMay(c.allowed)
+		}
+		fmt.Fprintf(w, "channel\t%s: %s\n", c.name, state)
+	}
+	fmt.Fprintf(w, "channel\tconsole: available through `deerflow chat`\n")
+	fmt.Fprintf(w, "agent\t%s, up to %d model calls per message, %d messages queued per conversation\n",
+		cfg.Agent.Name, cfg.Agent.MaxTurns, cfg.Router.MaxQueued)
+	printHTTP(w, cfg)
+	fmt.Fprintf(w, "shutdown\trunning replies get %d s to finish on SIGTERM\n", cfg.Shutdown.GraceSeconds)
+}
+
+// printModels lists the models, the default first, and whether each has
+// an API key (never the key).
+func printModels(w io.Writer, cfg *config.Config) {
 	for i, m := range cfg.Models {
 		role := ""
 		if i == 0 {
@@ -48,110 +92,100 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 		}
 		fmt.Fprintf(w, "model\t%s%s: %s at %s, %s\n", m.Name, role, m.Model, redact.URLs(m.BaseURL), key)
 	}
-	for _, c := range channelSwitches(cfg) {
-		state := "disabled"
-		if c.enabled {
-			state = "enabled, " + c.detail + ", " + whoMay(c.allowed)
-		}
-		fmt.Fprintf(w, "channel\t%s: %s\n", c.name, state)
-	}
-	fmt.Fprintf(w, "channel\tconsole: available through `deerflow chat`\n")
-	fmt.Fprintf(w, "agent\t%s, up to %d model calls per message, %d messages queued per conversation\n",
-		cfg.Agent.Name, cfg.Agent.MaxTurns, cfg.Router.MaxQueued)
-	if cfg.HTTP.Listen != "" {
-		fmt.Fprintf(w, "http\t/healthz and /metrics on %s\n", cfg.HTTP.Listen)
-		if cfg.HTTP.APIToken != "" {
-			fmt.Fprintf(w, "http\tthe HTTP API under /api (bearer token set)\n")
-		} else {
-			fmt.Fprintf(w, "http\tthe HTTP API is off (set http.api_token)\n")
-		}
-	} else {
+}
+
+// printHTTP says what the HTTP listener serves.
+func printHTTP(w io.Writer, cfg *config.Config) {
+	if cfg.HTTP.Listen == "" {
 		fmt.Fprintf(w, "http\toff (set http.listen for /healthz and /metrics)\n")
+		return
 	}
-	fmt.Fprintf(w, "shutdown\trunning replies get %d s to finish on SIGTERM\n", cfg.Shutdown.GraceSeconds)
-	// The sandbox is built in a scratch directory: check changes nothing.
-	scratch, err := os.MkdirTemp("", "deerflow-check")
-	if err == nil {
-		defer os.RemoveAll(scratch)
-		var sb *sandbox.Manager
-		if sb, err = newSandbox(cfg, scratch); err == nil {
-			printSandbox(w, sb)
-			reg := tools.NewRegistry(sb.Tools()...)
-			types := []string{subagents.GeneralPurpose}
-			if _, ok := reg.Get("bash"); ok {
-				types = append(types, subagents.Bash)
-			}
-			for _, t := range cfg.Subagents.Types {
-				types = append(types, t.Name)
-			}
-			if wt, err := newWebTools(cfg); err == nil {
-				for _, t := range wt {
-					reg.Add(t)
-				}
-			}
-			reg.Add(tools.Clarify())
-			names := append(reg.Names(), subagents.ToolName)
-			if cfg.SkillEvo.Enabled {
-				names = append(names, skills.ManageTool)
-			}
-			fmt.Fprintf(w, "tools\t%s\n", strings.Join(names, ", "))
-			fetch := "private and local addresses refused"
-			if cfg.Tools.WebFetch.AllowPrivateAddresses {
-				fetch = "private and local addresses ALLOWED"
-			}
-			search := "web_search off: set tools.web_search.provider (tavily, brave or searxng)"
-			if p := cfg.Tools.WebSearch.Provider; p != "" {
-				search = "web_search with " + p
-			}
-			fmt.Fprintf(w, "web\tweb_fetch (%s); %s\n", fetch, search)
-			all, problems := skills.List(cfg.Skills.Path)
-			var loaded []string
-			for _, s := range all {
-				loaded = append(loaded, s.Name+" ("+s.Source()+")")
-			}
-			fmt.Fprintf(w, "skills\t%s; custom ones from %s\n", strings.Join(loaded, ", "), cfg.Skills.Path)
-			for _, p := range problems {
-				fmt.Fprintf(w, "skills\tskipped %s\n", p)
-			}
-			if cfg.SkillEvo.Enabled {
-				fmt.Fprintf(w, "skills\tskill_manage is on: the agent may write custom skills (each write is checked)\n")
-			}
-			sc := cfg.Subagents
-			fmt.Fprintf(w, "subagents\t%s; %d per response, %d per message, %d running at once, %d s timeout\n",
-				strings.Join(types, ", "), sc.MaxPerResponse, sc.MaxPerRun, sc.MaxRunning, sc.TimeoutSeconds)
-			if r := cfg.Research; r.Enabled {
-				fmt.Fprintf(w, "research\t/research on: up to %d questions, %d steps per plan, %d plan revisions\n",
-					r.MaxClarifications, r.MaxSteps, r.MaxPlanIterations)
-			} else {
-				fmt.Fprintf(w, "research\toff (research.enabled is false)\n")
-			}
+	fmt.Fprintf(w, "http\t/healthz and /metrics on %s\n", cfg.HTTP.Listen)
+	if cfg.HTTP.APIToken != "" {
+		fmt.Fprintf(w, "http\tthe HTTP API under /api (bearer token set)\n")
+	} else {
+		fmt.Fprintf(w, "http\tthe HTTP API is off (set http.api_token)\n")
+	}
+}
+
+// printTools lists the lead's tools and what the web tools, skills,
+// subagents and research are set to, with the tools of sb.
+func printTools(w io.Writer, cfg *config.Config, sb *sandbox.Manager) {
+	reg := tools.NewRegistry(sb.Tools()...)
+	types := []string{subagents.GeneralPurpose}
+	if _, ok := reg.Get("bash"); ok {
+		types = append(types, subagents.Bash)
+	}
+	for _, t := range cfg.Subagents.Types {
+		types = append(types, t.Name)
+	}
+	if wt, err := newWebTools(cfg); err == nil {
+		for _, t := range wt {
+			reg.Add(t)
 		}
 	}
+	reg.Add(tools.Clarify())
+	names := append(reg.Names(), subagents.ToolName)
+	if cfg.SkillEvo.Enabled {
+		names = append(names, skills.ManageTool)
+	}
+	fmt.Fprintf(w, "tools\t%s\n", strings.Join(names, ", "))
+	fetch := "private and local addresses refused"
+	if cfg.Tools.WebFetch.AllowPrivateAddresses {
+		fetch = "private and local addresses ALLOWED"
+	}
+	search := "web_search off: set tools.web_search.provider (tavily, brave or searxng)"
+	if p := cfg.Tools.WebSearch.Provider; p != "" {
+		search = "web_search with " + p
+	}
+	fmt.Fprintf(w, "web\tweb_fetch (%s); %s\n", fetch, search)
+	printSkills(w, cfg)
+	sc := cfg.Subagents
+	fmt.Fprintf(w, "subagents\t%s; %d per response, %d per message, %d running at once, %d s timeout\n",
+		strings.Join(types, ", "), sc.MaxPerResponse, sc.MaxPerRun, sc.MaxRunning, sc.TimeoutSeconds)
+	if r := cfg.Research; r.Enabled {
+		fmt.Fprintf(w, "research\t/research on: up to %d questions, %d steps per plan, %d plan revisions\n",
+			r.MaxClarifications, r.MaxSteps, r.MaxPlanIterations)
+	} else {
+		fmt.Fprintf(w, "research\toff (research.enabled is false)\n")
+	}
+}
+
+// printSkills lists the skills found, the ones skipped and why, and
+// whether the agent may write its own.
+func printSkills(w io.Writer, cfg *config.Config) {
+	all, problems := skills.List(cfg.Skills.Path)
+	var loaded []string
+	for _, s := range all {
+		loaded = append(loaded, s.Name+" ("+s.Source()+")")
+	}
+	fmt.Fprintf(w, "skills\t%s; custom ones from %s\n", strings.Join(loaded, ", "), cfg.Skills.Path)
+	for _, p := range problems {
+		fmt.Fprintf(w, "skills\tskipped %s\n", p)
+	}
+	if cfg.SkillEvo.Enabled {
+		fmt.Fprintf(w, "skills\tskill_manage is on: the agent may write custom skills (each write is checked)\n")
+	}
+}
+
+// printMCP connects to each MCP server once, in a sandbox in the scratch
+// directory, and lists its tools.
+func printMCP(w io.Writer, cfg *config.Config, scratch string) {
+	sb, err := newSandbox(cfg, scratch)
 	if err != nil {
-		w.Flush()
-		fmt.Fprintf(stdout, "sandbox: %v\n", err)
-		return 1
+		return
 	}
-	if len(cfg.MCP.Servers) > 0 {
-		// Connect to each server once, in a scratch sandbox dir, and list
-		// its tools.
-		sb, err := newSandbox(cfg, scratch)
-		if err == nil {
-			m := newMCP(&config.Config{MCP: cfg.MCP, DataDir: scratch}, sb, slog.New(slog.NewTextHandler(io.Discard, nil)))
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			for _, st := range m.Inventory(ctx) {
-				if st.Err != nil {
-					fmt.Fprintf(w, "mcp\t%s%s: unavailable: %s\n", st.Server, where(cfg, st.Server), redact.URLs(st.Err.Error()))
-				} else {
-					fmt.Fprintf(w, "mcp\t%s%s: %s\n", st.Server, where(cfg, st.Server), strings.Join(st.Tools, ", "))
-				}
-			}
-			cancel()
-			m.Close()
+	m := newMCP(&config.Config{MCP: cfg.MCP, DataDir: scratch}, sb, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	for _, st := range m.Inventory(ctx) {
+		if st.Err != nil {
+			fmt.Fprintf(w, "mcp\t%s%s: unavailable: %s\n", st.Server, where(cfg, st.Server), redact.URLs(st.Err.Error()))
+		} else {
+			fmt.Fprintf(w, "mcp\t%s%s: %s\n", st.Server, where(cfg, st.Server), strings.Join(st.Tools, ", "))
 		}
 	}
-	w.Flush()
-	return 0
+	cancel()
+	m.Close()
 }
 
 // printSandbox says how bash runs and, in bubblewrap, with what network

@@ -1,4 +1,4 @@
-package agent
+package repair
 
 import (
 	"strings"
@@ -54,7 +54,7 @@ func render(msgs []*store.Message) string {
 			s = append(s, "a:"+strings.Join(ids, ","))
 		case "tool":
 			tok := "t:" + m.ToolCallID
-			if m.Content == interruptedResult {
+			if m.Content == Interrupted {
 				tok += "!"
 			}
 			s = append(s, tok)
@@ -82,7 +82,7 @@ func TestRepairHistory(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			msgs := hist(tt.in)
-			from, tail := repairHistory(msgs)
+			from, tail := History(msgs)
 			if from != tt.from {
 				t.Errorf("from = %d, want %d", from, tt.from)
 			}
@@ -93,7 +93,7 @@ func TestRepairHistory(t *testing.T) {
 			// The repaired history must be one the model API accepts:
 			// repairing it again changes nothing.
 			fixed := append(append([]*store.Message{}, msgs[:from]...), tail...)
-			if from2, tail2 := repairHistory(fixed); from2 != len(fixed) || len(tail2) != 0 {
+			if from2, tail2 := History(fixed); from2 != len(fixed) || len(tail2) != 0 {
 				t.Errorf("second repair changed it: from %d, tail %s", from2, render(tail2))
 			}
 		})

@@ -1,4 +1,7 @@
-package agent
+// Package repair makes a stored history one a model API accepts again:
+// every tool call answered, no result without its call. A crash or a
+// stopped run can leave either behind. It must not import agent.
+package repair
 
 import (
 	"fmt"
@@ -6,11 +9,11 @@ import (
 	"github.com/deerflow/deerflow/store"
 )
 
-// interruptedResult is what the model reads for a tool call that never got
-// a result (the process died or the run was stopped mid-call).
-const interruptedResult = "The tool call was interrupted before it returned a result."
+// Interrupted is what the model reads for a tool call that never got a
+// result (the process died or the run was stopped mid-call).
+const Interrupted = "The tool call was interrupted before it returned a result."
 
-// repairHistory returns msgs with every tool call answered: each assistant
+// History returns msgs with every tool call answered: each assistant
 // message with tool calls is followed directly by one result per call (a
 // synthetic "interrupted" result where none exists), results that answer no
 // call are dropped, and calls with an empty id or name get usable ones.
@@ -18,7 +21,7 @@ const interruptedResult = "The tool call was interrupted before it returned a re
 // It returns the index of the first message that differs from msgs and the
 // repaired messages from that index on; from == len(msgs) means nothing
 // changed. Messages before from are shared with msgs, unchanged.
-func repairHistory(msgs []*store.Message) (from int, tail []*store.Message) {
+func History(msgs []*store.Message) (from int, tail []*store.Message) {
 	out := make([]*store.Message, 0, len(msgs))
 	used := make([]bool, len(msgs))
 	synth := 0
@@ -51,7 +54,7 @@ func repairHistory(msgs []*store.Message) (from int, tail []*store.Message) {
 			if found < 0 {
 				out = append(out, &store.Message{
 					Role: "tool", ToolCallID: call.ID, Name: call.Name,
-					Content: interruptedResult, RunID: m.RunID, Hidden: true, Time: m.Time,
+					Content: Interrupted, RunID: m.RunID, Hidden: true, Time: m.Time,
 				})
 				continue
 			}
