@@ -15,7 +15,7 @@ func (a *app) newAPI(sb *sandbox.Manager) error {
 	// The restart notices of interrupted API runs go nowhere: the API's
 	// clients read the run's status. (Registered even with the API off,
 	// for runs of an earlier configuration.)
-	a.bus.Register(apiSink{})
+	a.router.Register(apiSink{})
 	if a.cfg.HTTP.Listen == "" {
 		return nil
 	}

@@ -39,7 +39,7 @@ type app struct {
 	sandbox *sandbox.Manager
 	tools   *tools.Registry
 	agent   *agent.Agent
-	bus     *router.Router
+	router  *router.Router
 	metrics *metrics.Metrics // nil without http.listen
 
 	unpacked  chan struct{} // closed once the built-in skills are on disk
@@ -183,7 +183,7 @@ func (a *app) shutdown(grace time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), grace+shutdownTail)
 	defer cancel()
 	a.runner.Close(ctx, grace, errShutdown) // no new runs; the running ones may finish for grace
-	a.bus.Close(ctx)                        // their ends are shown
+	a.router.Close(ctx)                     // their ends are shown
 	if a.api != nil {
 		a.api.Close() // after the runs recorded their state: the streams end
 	}

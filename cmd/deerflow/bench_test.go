@@ -57,13 +57,13 @@ func (s *finalSender) Send(_ context.Context, out *bus.Outbound) ([]string, erro
 // the time from publish to the final answer.
 func benchTurns(b *testing.B, a *app) {
 	s := &finalSender{final: make(chan string, 1)}
-	a.bus.Register(s)
+	a.router.Register(s)
 	lat := make([]time.Duration, 0, b.N)
 	ctx := context.Background()
 	// Open the conversations first: a first message also creates the
 	// thread, which BenchmarkFirstMessage measures.
 	for i := 0; i < 100; i++ {
-		a.bus.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: fmt.Sprintf("c%d", i), UserID: "u1", Text: "hello"})
+		a.router.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: fmt.Sprintf("c%d", i), UserID: "u1", Text: "hello"})
 		<-s.final
 	}
 	b.ReportAllocs()
@@ -71,7 +71,7 @@ func benchTurns(b *testing.B, a *app) {
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
 		chat := fmt.Sprintf("c%d", i%100)
-		if err := a.bus.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: chat, UserID: "u1", Text: "ping"}); err != nil {
+		if err := a.router.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: chat, UserID: "u1", Text: "ping"}); err != nil {
 			b.Fatal(err)
 		}
 		if got := <-s.final; got != "pong" {
@@ -81,7 +81,7 @@ func benchTurns(b *testing.B, a *app) {
 		// One turn at a time: its commits land before the next begins, so
 		// the number is a turn's own cost, not a backlog's.
 		b.StopTimer()
-		a.bus.WaitIdle(ctx)
+		a.router.WaitIdle(ctx)
 		b.StartTimer()
 	}
 	b.StopTimer()
@@ -94,10 +94,10 @@ func benchTurns(b *testing.B, a *app) {
 func BenchmarkThroughput(b *testing.B) {
 	a := benchApp(b, []agent.ModelRef{{Name: "instant", ID: "instant", Model: instantModel{}}}, nil)
 	s := &chatSender{final: make(chan string, 256)}
-	a.bus.Register(s)
+	a.router.Register(s)
 	ctx := context.Background()
 	publish := func(chat string) {
-		if err := a.bus.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: chat, UserID: "u1", Text: "ping"}); err != nil {
+		if err := a.router.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: chat, UserID: "u1", Text: "ping"}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -106,7 +106,7 @@ func BenchmarkThroughput(b *testing.B) {
 		publish(fmt.Sprint(i))
 		<-s.final
 	}
-	a.bus.WaitIdle(ctx)
+	a.router.WaitIdle(ctx)
 	b.ResetTimer()
 	start := time.Now()
 	sent := 0
@@ -122,7 +122,7 @@ func BenchmarkThroughput(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "turns/s")
 	b.StopTimer()
-	a.bus.WaitIdle(ctx)
+	a.router.WaitIdle(ctx)
 }
 
 // chatSender reports the chat of every final answer; it fails the run on
@@ -172,7 +172,7 @@ func newBenchApp(b *testing.B, models []agent.ModelRef, cfg *config.Config) *app
 		if a.runner, err = runner.New(runner.Options{Store: a.store, Logger: a.log, Forget: ag.ForgetHistory, Stop: ag.StopAll}); err != nil {
 			b.Fatal(err)
 		}
-		a.bus, err = router.New(router.Options{Store: a.store, Agent: ag, Runner: a.runner, Logger: a.log})
+		a.router, err = router.New(router.Options{Store: a.store, Agent: ag, Runner: a.runner, Logger: a.log})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -262,20 +262,20 @@ func BenchmarkStop(b *testing.B) {
 	}
 	a := benchApp(b, nil, cfg)
 	s := &finalSender{final: make(chan string, 4)}
-	a.bus.Register(s)
+	a.router.Register(s)
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, b.N)
 	for i := 0; i < b.N; i++ {
-		a.bus.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: "c", UserID: "u", Text: "go"})
+		a.router.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: "c", UserID: "u", Text: "go"})
 		fake.WaitRequests(i + 1)
 		start := time.Now()
-		a.bus.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: "c", UserID: "u", Text: "/stop"})
+		a.router.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: "c", UserID: "u", Text: "/stop"})
 		fake.WaitCancelled(i + 1)
 		lat = append(lat, time.Since(start))
 		if got := <-s.final; got != "Stopped." {
 			b.Fatalf("final = %q", got)
 		}
-		a.bus.WaitIdle(ctx)
+		a.router.WaitIdle(ctx)
 	}
 	reportPercentiles(b, lat)
 }
@@ -289,20 +289,20 @@ func BenchmarkLiveConversations(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		a := benchApp(b, []agent.ModelRef{{Name: "instant", ID: "instant", Model: instantModel{}}}, nil)
 		s := &chatSender{final: make(chan string, 256)}
-		a.bus.Register(s)
+		a.router.Register(s)
 		ctx := context.Background()
 		sent := 0
 		for ; sent < 200; sent++ {
-			a.bus.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: fmt.Sprint(sent), UserID: "u", Text: "ping"})
+			a.router.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: fmt.Sprint(sent), UserID: "u", Text: "ping"})
 		}
 		for got := 0; got < convs; got++ {
 			<-s.final
 			if sent < convs {
-				a.bus.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: fmt.Sprint(sent), UserID: "u", Text: "ping"})
+				a.router.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: fmt.Sprint(sent), UserID: "u", Text: "ping"})
 				sent++
 			}
 		}
-		a.bus.WaitIdle(ctx)
+		a.router.WaitIdle(ctx)
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -348,13 +348,13 @@ func BenchmarkStoreGrowth(b *testing.B) {
 	run := func(n int) {
 		a := newBenchApp(b, models, cfg)
 		s := &idSender{final: make(chan string, convs)}
-		a.bus.Register(s)
+		a.router.Register(s)
 		ctx := context.Background()
 		publish := func(chat string) {
 			seq++
 			in := &bus.Inbound{Channel: "bench", ChatID: chat, UserID: "u" + chat, Text: "ping",
 				MessageID: strconv.Itoa(seq), EventKey: "bench:" + strconv.Itoa(seq)}
-			if err := a.bus.Publish(ctx, in); err != nil {
+			if err := a.router.Publish(ctx, in); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -369,7 +369,7 @@ func BenchmarkStoreGrowth(b *testing.B) {
 				sent++
 			}
 		}
-		a.bus.WaitIdle(ctx)
+		a.router.WaitIdle(ctx)
 		a.shutdown(5 * time.Second)
 	}
 	run(convs) // the conversations exist; this is the baseline

@@ -50,11 +50,11 @@ func runConsole(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, 
 		In: stdin, Out: stdout, User: a.cfg.Console.User, Color: tty,
 		Prompt: promptFor(tty),
 	})
-	a.bus.Register(c)
+	a.router.Register(c)
 	if err := recoverRuns(ctx, a); err != nil {
 		return err
 	}
-	a.bus.Start(ctx)
+	a.router.Start(ctx)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -72,12 +72,12 @@ func runConsole(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, 
 					cancel()
 					return
 				}
-				a.bus.Publish(ctx, &bus.Inbound{Channel: console.Name, ChatID: console.ChatID, UserID: a.cfg.Console.User, Text: "/stop"})
+				a.router.Publish(ctx, &bus.Inbound{Channel: console.Name, ChatID: console.ChatID, UserID: a.cfg.Console.User, Text: "/stop"})
 			}
 		}
 	}()
 
-	err := c.Start(ctx, a.bus)
+	err := c.Start(ctx, a.router)
 	if errors.Is(err, console.ErrQuit) || errors.Is(err, context.Canceled) {
 		err = nil
 	}

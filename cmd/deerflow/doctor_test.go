@@ -104,7 +104,7 @@ func TestDamagedConversationIsQuarantined(t *testing.T) {
 	run = startServe(t, model, dir, on)
 	tg.PushMessage(faketelegram.Private(bob, "third"))
 	waitAnswer(t, tg, bob.ID, "reply to third")
-	run.app.bus.WaitIdle(context.Background())
+	run.app.router.WaitIdle(context.Background())
 	if n := len(tgAnswers(tg, ann.ID, notice)); n != 1 {
 		t.Errorf("ann was told %d times that the history is damaged, want once:%s", n, dump(tg.Messages(ann.ID)))
 	}

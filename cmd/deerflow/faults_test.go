@@ -208,7 +208,7 @@ func TestFaultTelegramBursts(t *testing.T) {
 	tg.FailNext("sendMessage", faketelegram.Failure{Code: 502, Body: "<html>502 Bad Gateway</html>"})
 	tg.PushMessage(faketelegram.Private(carol, "third"))
 	waitAnswer(t, tg, carol.ID, "reply to third")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 
 	refused := 0
 	for i, u := range []faketelegram.User{ann, bob, carol} {
@@ -251,7 +251,7 @@ func TestFaultTelegramRefusalsOutlastRetries(t *testing.T) {
 	tg.FailAlways("editMessageText", faketelegram.Failure{Code: 429, RetryAfter: 1})
 	close(hold)
 	answer := waitAnswer(t, tg, ann.ID, "Part one. Part two.")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	tg.ClearFailures("editMessageText")
 	if answer.MessageID == progress.MessageID {
 		t.Fatal("an edit went through although Telegram refused them all")
@@ -290,7 +290,7 @@ func TestFaultTelegramManyChatsRateLimited(t *testing.T) {
 	for i, u := range users {
 		waitAnswer(t, tg, u.ID, fmt.Sprintf("reply to question %d", i))
 	}
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	refused := 0
 	for _, u := range users {
 		if msgs := tg.Messages(u.ID); len(msgs) != 1 {
@@ -395,7 +395,7 @@ func TestFaultSlackBursts(t *testing.T) {
 	sl.FailNext("chat.postMessage", 502, 0, "")
 	sl.Message("D3", "im", "U1", "third", "")
 	waitPosted(t, sl, "D3", "reply to **third**", true)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 
 	refused := 0
 	for i, want := range []string{"first", "second", "third"} {
@@ -431,7 +431,7 @@ func TestFaultSlackRefusalsOutlastRetries(t *testing.T) {
 	sl.FailAlways("chat.postMessage", 503, 0, "")
 	sl.Message("D3", "im", "U1", "are you there?", "")
 	model.WaitRequests(1)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	sl.ClearFailures("chat.postMessage")
 	if tries := len(slackCallsTo(sl, "D3")); tries < 2 || tries > 6 {
 		t.Errorf("the bot made %d refused posts for one answer; want a few retries, then giving up", tries)
@@ -554,7 +554,7 @@ func TestFaultLarkBursts(t *testing.T) {
 	lk.WaitFor(func() bool { return lk.Message(progress.MessageID).Patches > 0 })
 	waitCard(t, lk, "oc_1", "reply to **first**")
 	waitCard(t, lk, "oc_3", "reply to **third**")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 
 	for i, want := range []string{"first", "second", "third"} {
 		chat := fmt.Sprintf("oc_%d", i+1)
@@ -597,7 +597,7 @@ func TestFaultLarkRefusalsOutlastRetries(t *testing.T) {
 	lk.FailAlways(patch, 429, fakelark.CodeRateLimited, 1)
 	close(hold)
 	answer := waitCard(t, lk, "oc_2", "Part one. Part **two**.")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	lk.ClearFailures(patch)
 	if answer.MessageID == progress.MessageID {
 		t.Fatal("a patch went through although Lark refused them all")
@@ -611,7 +611,7 @@ func TestFaultLarkRefusalsOutlastRetries(t *testing.T) {
 	lk.FailAlways(reply, 500, 1, 0)
 	larkText(lk, "om_a2", "oc_2", "are you there?")
 	model.WaitRequests(2)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	lk.ClearFailures(reply)
 	if tries := len(larkMessageCalls(lk)) - before; tries < 2 || tries > 6 {
 		t.Errorf("the bot made %d refused replies for one answer; want a few retries, then giving up", tries)
@@ -704,31 +704,31 @@ func TestFaultModelErrorsThroughTelegram(t *testing.T) {
 		fakeopenai.Turn{Status: 503, Body: "<html><body>503 Service Unavailable</body></html>"},
 		fakeopenai.Turn{Text: "answer **two**"},
 	)
-	run.app.bus.WaitIdle(t.Context()) // the previous turn has ended
+	run.app.router.WaitIdle(t.Context()) // the previous turn has ended
 	tg.PushMessage(faketelegram.Private(ann, "q2"))
 	waitAnswer(t, tg, ann.ID, "answer two")
 
 	model.Script(fakeopenai.Turn{Status: 502}, fakeopenai.Turn{Status: 502}, fakeopenai.Turn{Status: 502})
-	run.app.bus.WaitIdle(t.Context()) // the previous turn has ended
+	run.app.router.WaitIdle(t.Context()) // the previous turn has ended
 	tg.PushMessage(faketelegram.Private(ann, "q3"))
 	waitMessage(t, tg, ann.ID, sayServer)
 
 	model.Script(fakeopenai.Turn{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: ` + faultKey +
 		`","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`})
-	run.app.bus.WaitIdle(t.Context()) // the previous turn has ended
+	run.app.router.WaitIdle(t.Context()) // the previous turn has ended
 	tg.PushMessage(faketelegram.Private(ann, "q4"))
 	waitMessage(t, tg, ann.ID, sayAuth)
 
 	model.Script(fakeopenai.Turn{Status: 429, RetryAfter: "1"}, fakeopenai.Turn{Status: 429, RetryAfter: "1"}, fakeopenai.Turn{Status: 429, RetryAfter: "1"})
-	run.app.bus.WaitIdle(t.Context()) // the previous turn has ended
+	run.app.router.WaitIdle(t.Context()) // the previous turn has ended
 	tg.PushMessage(faketelegram.Private(ann, "q5"))
 	waitMessage(t, tg, ann.ID, sayRateLimited)
 
 	model.Script(fakeopenai.Turn{Text: "answer **six**"})
-	run.app.bus.WaitIdle(t.Context()) // the previous turn has ended
+	run.app.router.WaitIdle(t.Context()) // the previous turn has ended
 	tg.PushMessage(faketelegram.Private(ann, "q6"))
 	waitAnswer(t, tg, ann.ID, "answer six")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 
 	var texts []string
 	for _, m := range tg.Messages(ann.ID) {
@@ -763,7 +763,7 @@ func TestFaultModelTimeout(t *testing.T) {
 	model.WaitCancelled(1)
 
 	model.Script(fakeopenai.Turn{Text: "I was saying that", Chunk: 6, HoldAfter: 2, Hold: never})
-	run.app.bus.WaitIdle(t.Context()) // the previous turn has ended
+	run.app.router.WaitIdle(t.Context()) // the previous turn has ended
 	tg.PushMessage(faketelegram.Private(ann, "stalls midway"))
 	// What had arrived stays, followed by the sentence, in the one message.
 	waitMessage(t, tg, ann.ID, "I was")
@@ -773,10 +773,10 @@ func TestFaultModelTimeout(t *testing.T) {
 	}
 
 	model.Script(fakeopenai.Turn{Text: "on **time**"})
-	run.app.bus.WaitIdle(t.Context()) // the previous turn has ended
+	run.app.router.WaitIdle(t.Context()) // the previous turn has ended
 	tg.PushMessage(faketelegram.Private(ann, "quick one"))
 	waitAnswer(t, tg, ann.ID, "on time")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	checkNoLeaks(t, tgShown(tg, ann.ID), logs)
 }
 
@@ -795,7 +795,7 @@ func TestFaultModelStreamsCut(t *testing.T) {
 	lk.WaitFor(lk.Connected)
 	n := 0
 	ask := func(text string) {
-		run.app.bus.WaitIdle(t.Context()) // the previous turn has ended
+		run.app.router.WaitIdle(t.Context()) // the previous turn has ended
 		n++
 		larkText(lk, fmt.Sprintf("om_m%d", n), "oc_m", text)
 	}
@@ -865,7 +865,7 @@ func TestFaultModelStreamsCut(t *testing.T) {
 	model.Script(fakeopenai.Turn{Text: "Still **here**."})
 	ask("still there?")
 	final("Still **here**.")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 
 	if got := len(lk.Messages("oc_m")); got != n {
 		t.Errorf("%d cards, want one per question:%s", got, dumpLark(lk, "oc_m"))
@@ -915,7 +915,7 @@ func TestFaultSlackSocketDrops(t *testing.T) {
 	waitPosted(t, sl, "D4", "reply to **fourth**", true)
 	close(hold2)
 	waitPosted(t, sl, "D3", "streaming **third**", true)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 
 	count := map[string]int{}
 	for _, r := range model.Requests() {
@@ -960,7 +960,7 @@ func TestFaultLarkConnectionDrops(t *testing.T) {
 	waitCard(t, lk, "oc_d", "a long **answer** to first")
 	waitCard(t, lk, "oc_d", "reply to **second**")
 	lk.WaitFor(func() bool { acks := lk.EventAcks(first); return len(acks) >= 2 && acks[len(acks)-1] != 0 })
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 
 	if acks := lk.EventAcks(first); len(acks) < 2 || acks[len(acks)-1] != 200 {
 		t.Errorf("the re-pushed event was acknowledged %v, want 200 (else Lark pushes it again)", acks)
@@ -1002,7 +1002,7 @@ func TestFaultSlackManyChatsRateLimited(t *testing.T) {
 	for i := range n {
 		waitPosted(t, sl, fmt.Sprintf("D%d", 100+i), fmt.Sprintf("reply to **question %d**", i), true)
 	}
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	refused := 0
 	for i := range n {
 		ch := fmt.Sprintf("D%d", 100+i)
@@ -1043,7 +1043,7 @@ func TestFaultLarkManyChatsRateLimited(t *testing.T) {
 	for i := range n {
 		waitCard(t, lk, fmt.Sprintf("oc_r%d", i), fmt.Sprintf("reply to **question %d**", i))
 	}
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	for i := range n {
 		chat := fmt.Sprintf("oc_r%d", i)
 		if msgs := lk.Messages(chat); len(msgs) != 1 {

@@ -67,7 +67,7 @@ func TestLarkP2PConversation(t *testing.T) {
 	run := startLark(t, lk, model, t.TempDir())
 	ev := lk.Send(fakelark.MessageEvent{ChatID: "oc_p2p", ChatType: "p2p", SenderOpenID: "ou_ann", MessageType: "text", Content: fakelark.Text("hello, I'm Ann")})
 	first := waitCard(t, lk, "oc_p2p", "Hi **Ann**.")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	question := lk.EventMessageID(ev)
 	if first.ReplyTo != question {
 		t.Errorf("the card replies to %q, want the question %q", first.ReplyTo, question)
@@ -94,21 +94,21 @@ func TestLarkGroupMentionsRepliesAndTopics(t *testing.T) {
 	lk.Send(fakelark.MessageEvent{ChatID: "oc_g", ChatType: "group", SenderOpenID: "ou_ann", MessageType: "text",
 		Content: fakelark.Text("@_user_1 what is 2+2?"), Mentions: []fakelark.Mention{bot}})
 	answer := waitCard(t, lk, "oc_g", "re: what is 2+2?")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	// Replying to the bot's card continues its conversation, no mention.
 	lk.Send(fakelark.MessageEvent{ChatID: "oc_g", ChatType: "group", SenderOpenID: "ou_ann", MessageType: "text",
 		Content: fakelark.Text("and times 3?"), ParentID: answer.MessageID, RootID: answer.RootID})
 	waitCard(t, lk, "oc_g", "re: and times 3?")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	// A topic is one conversation of its own.
 	lk.Send(fakelark.MessageEvent{ChatID: "oc_g", ChatType: "group", SenderOpenID: "ou_bob", MessageType: "text",
 		Content: fakelark.Text("@_user_1 start a topic"), Mentions: []fakelark.Mention{bot}, ThreadID: "omt_1"})
 	waitCard(t, lk, "oc_g", "re: start a topic")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	lk.Send(fakelark.MessageEvent{ChatID: "oc_g", ChatType: "group", SenderOpenID: "ou_bob", MessageType: "text",
 		Content: fakelark.Text("@_user_1 more in the topic"), Mentions: []fakelark.Mention{bot}, ThreadID: "omt_1"})
 	waitCard(t, lk, "oc_g", "re: more in the topic")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 
 	reqs := model.Requests()
 	if len(reqs) != 4 {
@@ -137,7 +137,7 @@ func TestLarkStreamsByPatchingTheCard(t *testing.T) {
 	progress := waitCard(t, lk, "oc_s", "Thinking")
 	close(hold)
 	final := waitCard(t, lk, "oc_s", "then the **answer**.")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	if final.MessageID != progress.MessageID || final.Patches < 1 {
 		t.Errorf("the answer was not patched into one card (%s vs %s, %d patches)", progress.MessageID, final.MessageID, final.Patches)
 	}
@@ -155,15 +155,15 @@ func TestLarkRedeliveryAllowListAndReconnect(t *testing.T) {
 	lk.Send(fakelark.MessageEvent{ChatID: "oc_x", ChatType: "p2p", SenderOpenID: "ou_mallory", MessageType: "text", Content: fakelark.Text("let me in")})
 	ev := lk.Send(fakelark.MessageEvent{ChatID: "oc_a", ChatType: "p2p", SenderOpenID: "ou_ann", MessageType: "text", Content: fakelark.Text("once")})
 	waitCard(t, lk, "oc_a", "ok: once")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	lk.Redeliver(ev)
 	lk.WaitFor(func() bool { return len(lk.EventAcks(ev)) >= 2 && lk.EventAcks(ev)[1] == 200 })
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	lk.DropConnection()
 	lk.WaitFor(func() bool { return lk.Connections() >= 2 && lk.Connected() })
 	lk.Send(fakelark.MessageEvent{ChatID: "oc_a", ChatType: "p2p", SenderOpenID: "ou_ann", MessageType: "text", Content: fakelark.Text("after reconnect")})
 	waitCard(t, lk, "oc_a", "ok: after reconnect")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	count := map[string]int{}
 	for _, r := range model.Requests() {
 		count[r.Last().Content]++
@@ -189,7 +189,7 @@ func TestLarkFilesAndRateLimit(t *testing.T) {
 	lk.Send(fakelark.MessageEvent{MessageID: "om_file_msg", ChatID: "oc_f", ChatType: "p2p", SenderOpenID: "ou_ann", MessageType: "file",
 		Content: `{"file_key":"file_v2_1","file_name":"notes.txt"}`})
 	waitCard(t, lk, "oc_f", "File sent.")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	var sent *fakelark.Sent
 	for _, m := range lk.Messages("oc_f") {
 		if m.MsgType == "file" {

@@ -81,7 +81,7 @@ func learnt(t *testing.T, run *serveRun, model *memoryModel, n int) {
 	for run.app.memory.Busy() {
 		time.Sleep(time.Millisecond)
 	}
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 }
 
 func TestTelegramMemoryAcrossConversations(t *testing.T) {

@@ -258,7 +258,7 @@ func TestTelegramResearchPlanEditOkReport(t *testing.T) {
 
 	tg.PushMessage(faketelegram.Private(ann, "/research electric ferries in Norway"))
 	plan := waitMessage(t, tg, ann.ID, "Reply ok to start")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	plan = current(tg, ann.ID, plan)
 	for _, want := range []string{"Research plan: " + title, "1. Fleet size", "2. Charging infrastructure", "3. Cost table", "tell me what to change"} {
 		if !strings.Contains(plan.PlainText, want) {
@@ -278,7 +278,7 @@ func TestTelegramResearchPlanEditOkReport(t *testing.T) {
 
 	tg.PushMessage(faketelegram.Private(ann, "replace step 2 with a price comparison"))
 	rev := waitMessage(t, tg, ann.ID, "Revised research plan: "+title)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	rev = current(tg, ann.ID, rev)
 	if !strings.Contains(rev.PlainText, "2. Price comparison") || strings.Contains(rev.PlainText, "Charging infrastructure") || !strings.Contains(rev.PlainText, "Reply ok to start") {
 		t.Errorf("the revised plan shows:\n%s", rev.PlainText)
@@ -665,7 +665,7 @@ func TestSlackSlashResearchGetsAThread(t *testing.T) {
 	if md := markdownOf(report); !strings.Contains(md, "References") || !strings.Contains(md, site.URL+"/article") {
 		t.Errorf("the report lacks its references:\n%s", md)
 	}
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	var doc *fakeslack.UploadedFile
 	sl.WaitFor(func() bool {
 		for _, p := range sl.Messages("C1") {

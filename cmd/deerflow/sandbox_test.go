@@ -137,9 +137,9 @@ func TestUploadsReachTheModel(t *testing.T) {
 	cfg.Sandbox.MaxUploadMB = 1
 	s := startChat(t, cfg)
 	rec := &chanRecorder{note: make(chan struct{}, 1)}
-	s.app.bus.Register(rec)
+	s.app.router.Register(rec)
 	ctx := context.Background()
-	err := s.app.bus.Publish(ctx, &bus.Inbound{Channel: "test", ChatID: "c1", UserID: "u1", Text: "summarise these",
+	err := s.app.router.Publish(ctx, &bus.Inbound{Channel: "test", ChatID: "c1", UserID: "u1", Text: "summarise these",
 		Files: []bus.Attachment{
 			attachment("../../notes.txt", "buy milk\n"),
 			attachment("huge.bin", strings.Repeat("x", 2<<20)),
@@ -147,7 +147,7 @@ func TestUploadsReachTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.app.bus.WaitIdle(ctx); err != nil {
+	if err := s.app.router.WaitIdle(ctx); err != nil {
 		t.Fatal(err)
 	}
 	finals := rec.finals("c1")
@@ -181,12 +181,12 @@ func TestConversationsCannotSeeEachOther(t *testing.T) {
 	})
 	s := startChat(t, testConfig(t, fake, t.TempDir()))
 	rec := &chanRecorder{note: make(chan struct{}, 1)}
-	s.app.bus.Register(rec)
+	s.app.router.Register(rec)
 	ctx := context.Background()
-	s.app.bus.Publish(ctx, &bus.Inbound{Channel: "test", ChatID: "a", UserID: "u1", Text: "write a file"})
-	s.app.bus.WaitIdle(ctx)
-	s.app.bus.Publish(ctx, &bus.Inbound{Channel: "test", ChatID: "b", UserID: "u2", Text: "look around"})
-	s.app.bus.WaitIdle(ctx)
+	s.app.router.Publish(ctx, &bus.Inbound{Channel: "test", ChatID: "a", UserID: "u1", Text: "write a file"})
+	s.app.router.WaitIdle(ctx)
+	s.app.router.Publish(ctx, &bus.Inbound{Channel: "test", ChatID: "b", UserID: "u2", Text: "look around"})
+	s.app.router.WaitIdle(ctx)
 	if got := rec.finals("a"); len(got) != 1 || !strings.Contains(got[0], "written") {
 		t.Fatalf("conversation a: %q\n%s", got, rec.dump())
 	}

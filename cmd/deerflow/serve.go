@@ -67,15 +67,15 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 // error arrives on the returned channel.
 func startChannels(ctx context.Context, a *app, chans []channels.Channel) (<-chan error, error) {
 	for _, ch := range chans {
-		a.bus.Register(ch)
+		a.router.Register(ch)
 	}
 	if err := recoverRuns(ctx, a); err != nil {
 		return nil, err
 	}
-	a.bus.Start(ctx)
+	a.router.Start(ctx)
 	errc := make(chan error, len(chans))
 	for _, ch := range chans {
-		go func() { errc <- ch.Start(ctx, a.bus) }()
+		go func() { errc <- ch.Start(ctx, a.router) }()
 	}
 	return errc, nil
 }
@@ -152,6 +152,6 @@ func recoverRuns(ctx context.Context, a *app) error {
 	if _, _, err := a.runner.Recover(); err != nil {
 		return err
 	}
-	_, err := a.bus.Adopt(ctx)
+	_, err := a.router.Adopt(ctx)
 	return err
 }

@@ -69,7 +69,7 @@ func TestSlackDirectMessage(t *testing.T) {
 	run := startSlack(t, sl, model, t.TempDir())
 	ts := sl.Message("D1", "im", "U1", "hi &amp; hello", "")
 	p := waitPosted(t, sl, "D1", "Hello **there**, how can I help?", true)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	if p.ThreadTS != ts {
 		t.Errorf("answer thread = %q, want the DM's ts %q", p.ThreadTS, ts)
 	}
@@ -97,13 +97,13 @@ func TestSlackMentionAnsweredOnceAndThreadContinues(t *testing.T) {
 	sl.Message("C1", "channel", "U2", "random chatter", "")
 	ts := sl.Mention("C1", "U1", "<@U0BOT> what is 2+2?", "")
 	waitPosted(t, sl, "C1", "re: what is 2+2?", true)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	sl.Message("C1", "channel", "U1", "and times 3?", ts) // in the thread, no mention
 	waitPosted(t, sl, "C1", "re: and times 3?", true)
 	sl.Message("C1", "channel", "U2", "unrelated thread reply", "1699999999.000001")
 	sl.Mention("C1", "U2", "<@U0BOT> new topic", "")
 	waitPosted(t, sl, "C1", "re: new topic", true)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 
 	reqs := model.Requests()
 	if len(reqs) != 3 {
@@ -136,7 +136,7 @@ func TestSlackAcksRetriesAndBadEnvelopes(t *testing.T) {
 	sl.Edit("D9", ts, "edited text")
 	sl.Message("D9", "im", "U1", "second", "")
 	waitPosted(t, sl, "D9", "ok: second", true)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	count := map[string]int{}
 	for _, r := range model.Requests() {
 		count[r.Last().Content]++
@@ -155,7 +155,7 @@ func TestSlackRetryOfAnsweredEventIsDropped(t *testing.T) {
 	sl.Retry(evID)
 	sl.Message("D5", "im", "U1", "next", "")
 	waitPosted(t, sl, "D5", "ok: next", true)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	if n := len(model.Requests()); n != 2 {
 		t.Errorf("the model ran %d times; the retried event must be dropped", n)
 	}
@@ -193,7 +193,7 @@ func TestSlackFilesInAndOut(t *testing.T) {
 	f := sl.AddFile("F1", "data.csv", []byte("a,b\n1,2\n"))
 	ts := sl.ShareFile("D2", "im", "U1", "analyse this", "", f)
 	waitPosted(t, sl, "D2", "Report attached.", true)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	var up *fakeslack.UploadedFile
 	for _, p := range sl.Messages("D2") {
 		if len(p.Files) > 0 && p.ThreadTS == ts {
@@ -229,7 +229,7 @@ func TestSlackAllowListRateLimitAndReconnect(t *testing.T) {
 	sl.DropSocket()
 	sl.Message("D4", "im", "U1", "after drop", "")
 	waitPosted(t, sl, "D4", "ok: after drop", true)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	count := map[string]int{}
 	for _, r := range model.Requests() {
 		count[r.Last().Content]++
@@ -254,7 +254,7 @@ func TestSlackLongAnswerIsSplit(t *testing.T) {
 	run := startSlack(t, sl, model, t.TempDir())
 	sl.Message("D6", "im", "U1", "everything", "")
 	waitPosted(t, sl, "D6", "The end.", true)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	parts := 0
 	for _, p := range sl.Messages("D6") {
 		md := markdownOf(p)
@@ -289,7 +289,7 @@ func TestSlackStreamsWithUpdates(t *testing.T) {
 	}
 	close(hold)
 	final := waitPosted(t, sl, "D7", "then the **conclusion**.", true)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	if final.TS != progress.TS || final.Updates < 1 {
 		t.Errorf("the answer was not streamed into one message (progress %s, final %s, %d updates)", progress.TS, final.TS, final.Updates)
 	}

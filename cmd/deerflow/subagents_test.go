@@ -139,7 +139,7 @@ func TestSlackSubagentProgressReplies(t *testing.T) {
 	})
 	close(release)
 	waitPosted(t, sl, "C1", "Summary of all three counts.", true)
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	for _, f := range fruits {
 		p := waitPosted(t, sl, "C1", "✅ "+fruitTask(f)+" · done in", true)
 		if p.ThreadTS != ts {
@@ -170,7 +170,7 @@ func TestLarkSubagentProgressReplies(t *testing.T) {
 	}
 	close(release)
 	waitCard(t, lk, "oc_p2p", "Summary of all three counts.")
-	run.app.bus.WaitIdle(t.Context())
+	run.app.router.WaitIdle(t.Context())
 	question := lk.EventMessageID(ev)
 	for _, f := range fruits {
 		m := waitCard(t, lk, "oc_p2p", "✅ "+fruitTask(f)+" · done in")
@@ -338,7 +338,7 @@ func TestSubagentTypesFromConfig(t *testing.T) {
 	s := startChat(t, cfg)
 	s.say("read my notes")
 	s.screen.waitFor(t, "reader on fake-big with", 1)
-	s.app.bus.WaitIdle(t.Context())
+	s.app.router.WaitIdle(t.Context())
 	if out := s.screen.String(); !strings.Contains(out, "reader on fake-big with ls,read_file") {
 		t.Errorf("the custom subagent did not run as configured:\n%s", out)
 	}

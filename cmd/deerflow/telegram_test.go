@@ -104,7 +104,7 @@ func waitMessage(t *testing.T, tg *faketelegram.Server, chat int64, want string)
 func (r *serveRun) waitFinal(tg *faketelegram.Server, chat int64, want string) *faketelegram.SentMessage {
 	r.t.Helper()
 	m := waitMessageIn(r.t, tg, chat, want)
-	r.app.bus.WaitIdle(context.Background())
+	r.app.router.WaitIdle(context.Background())
 	for _, cur := range tg.Messages(chat) {
 		if cur.MessageID == m.MessageID {
 			return cur

@@ -221,6 +221,6 @@ func (a *app) wireRouter() error {
 		bo.Research = a.research
 	}
 	var err error
-	a.bus, err = router.New(bo)
+	a.router, err = router.New(bo)
 	return err
 }
