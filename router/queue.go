@@ -147,14 +147,13 @@ func (b *Router) submitted(ctx context.Context, in *bus.Inbound, tk runner.Ticke
 	return nil
 }
 
-// slot joins a chat run's engine and its follower: the engine makes the
-// run's delivery when the run begins; the follower hands it the run's
-// events and says when it has shown the run's end.
+// slot is a chat run between the message that started it and its
+// rendering: the message itself (with its attachments' Open) when it was
+// published in this process, and the run's delivery once it began.
 type slot struct {
-	in    *bus.Inbound  // the message, when it was published in this process
-	ready chan struct{} // closed once d is set
-	d     *progress.Delivery
-	shown chan struct{} // closed once the final event was handled
+	in  *bus.Inbound
+	ctx context.Context // names the run in logs
+	d   *progress.Delivery
 }
 
 func (b *Router) slot(id string) *slot {
@@ -162,7 +161,7 @@ func (b *Router) slot(id string) *slot {
 	defer b.mu.Unlock()
 	s, ok := b.slots[id]
 	if !ok {
-		s = &slot{ready: make(chan struct{}), shown: make(chan struct{})}
+		s = &slot{}
 		b.slots[id] = s
 	}
 	return s
@@ -174,52 +173,32 @@ func (b *Router) dropSlot(id string) {
 	b.mu.Unlock()
 }
 
-// follow renders a chat run's journal in its conversation, from the moment
-// it is queued (runner.Handler.Follow).
-func (b *Router) follow(_ context.Context, run *runner.Run) {
-	sl := b.slot(run.ID())
-	b.followers.Add(1)
-	go func() {
-		defer b.followers.Done()
-		defer b.dropSlot(run.ID())
-		ctx := logctx.With(b.ctx, slog.String("run", run.ID()))
-		for rec := range run.Events(b.ctx, 0) {
-			switch ev := rec.Event.(type) {
-			case event.Began, event.RolledBack:
-			case event.Ended:
-				if isClosed(sl.ready) {
-					sl.d.Settle()
-					sl.d.Close()
-				}
-			default:
-				select {
-				case <-sl.ready:
-				case <-b.ctx.Done():
-					return
-				}
-				sl.d.Handle(ctx, ev)
-				if event.Final(ev) {
-					close(sl.shown)
-				}
-			}
+// observe renders a chat run's events in its conversation, on the run's
+// own goroutine (runner.Handler.Observe): the next run of the
+// conversation starts only once this one's answer is shown.
+func (b *Router) observe(run *runner.Run, ev event.Event) {
+	b.mu.Lock()
+	sl := b.slots[run.ID()]
+	b.mu.Unlock()
+	switch ev.(type) {
+	case event.Began, event.RolledBack:
+	case event.Ended:
+		b.dropSlot(run.ID())
+		if sl != nil && sl.d != nil {
+			sl.d.Settle()
+			sl.d.Close()
 		}
-	}()
-}
-
-func isClosed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
 	default:
-		return false
+		if sl != nil && sl.d != nil {
+			sl.d.Handle(sl.ctx, ev)
+		}
 	}
 }
 
 // execute is the chat's engine (runner.Handler.Engine): the message's
 // files are saved into the thread's uploads when its turn comes, then it
 // goes to the research when the thread's research waits for it, else to
-// the lead agent. It returns once the follower has shown the run's end, so
-// a conversation's answers come in order.
+// the lead agent.
 func (b *Router) execute(ctx context.Context, run *runner.Run) iter.Seq[event.Event] {
 	return func(yield func(event.Event) bool) {
 		sl := b.slot(run.ID())
@@ -233,8 +212,10 @@ func (b *Router) execute(ctx context.Context, run *runner.Run) iter.Seq[event.Ev
 		}
 		threadID := run.Req.ThreadID
 		lctx := logctx.With(b.ctx, slog.String("run", run.ID()))
-		sl.d = b.delivery(lctx, in, threadID, run.ID())
-		close(sl.ready)
+		d := b.delivery(lctx, in, threadID, run.ID())
+		b.mu.Lock()
+		sl.ctx, sl.d = lctx, d
+		b.mu.Unlock()
 		if len(in.Files) > 0 {
 			// The files are fetched when the message's turn comes (it was
 			// stored with their references, before the platform was told).
@@ -245,7 +226,7 @@ func (b *Router) execute(ctx context.Context, run *runner.Run) iter.Seq[event.Ev
 			}
 		}
 		ain := run.Input()
-		ain.Text, ain.OnAnswer = in.Text, sl.d.AnswerTx()
+		ain.Text, ain.OnAnswer = in.Text, d.AnswerTx()
 		src := b.opts.Agent.Run
 		if mode := b.researchMode(in, threadID, &ain); mode != "" {
 			src = func(ctx context.Context, ain agent.Input) iter.Seq[event.Event] {
@@ -255,12 +236,6 @@ func (b *Router) execute(ctx context.Context, run *runner.Run) iter.Seq[event.Ev
 		for ev := range src(ctx, ain) {
 			if !yield(ev) {
 				return
-			}
-			if event.Final(ev) {
-				select {
-				case <-sl.shown:
-				case <-b.ctx.Done():
-				}
 			}
 		}
 	}

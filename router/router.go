@@ -101,8 +101,8 @@ type Router struct {
 	started time.Time
 	out     *outbox.Outbox
 
-	// ctx is the router's own: its followers deliver under it, and Close
-	// ends it once they are done (or its deadline passed).
+	// ctx is the router's own: runs' deliveries send under it, and Close
+	// ends it once the runner has closed.
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -112,7 +112,6 @@ type Router struct {
 	pruned time.Time        // when old event ids were last forgotten
 
 	stopLoops context.CancelFunc // ends Start's background work
-	followers sync.WaitGroup
 	loops     sync.WaitGroup
 }
 
@@ -139,8 +138,8 @@ func New(opts Options) (*Router, error) {
 		convs: make(map[string]*conv), slots: make(map[string]*slot),
 	}
 	opts.Runner.Handle(runner.OriginChat, runner.Handler{
-		Engine: runner.EngineFunc(b.execute),
-		Follow: b.follow,
+		Engine:  runner.EngineFunc(b.execute),
+		Observe: b.observe,
 		Interrupted: func(tx *store.Tx, rec *store.Run, tasks []*store.Task) error {
 			return b.RecordInterrupted(tx, []*store.Run{rec}, tasks)
 		},
@@ -225,17 +224,7 @@ func (b *Router) reply(ctx context.Context, in *bus.Inbound, text string) error 
 // WaitIdle blocks until no conversation has queued or running work and
 // every run's end has been shown, or ctx is done.
 func (b *Router) WaitIdle(ctx context.Context) error {
-	if err := b.opts.Runner.WaitIdle(ctx); err != nil {
-		return err
-	}
-	done := make(chan struct{})
-	go func() { b.followers.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return b.opts.Runner.WaitIdle(ctx) // a run ends after its answer is shown
 }
 
 // Start delivers what a previous process left in the outbox, then keeps
@@ -258,17 +247,11 @@ func (b *Router) Start(ctx context.Context) {
 	}()
 }
 
-// Close ends the router once the runner has closed: the followers finish
-// showing the runs' ends (until ctx is done), then the outbox's retries
-// and the other background work stop. What is left unsent stays in the
-// outbox for the next process.
+// Close ends the router once the runner has closed (its runs have shown
+// their ends): the deliveries' context ends, and the outbox's retries and
+// the other background work stop. What is left unsent stays in the outbox
+// for the next process.
 func (b *Router) Close(ctx context.Context) {
-	done := make(chan struct{})
-	go func() { b.followers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
 	b.cancel()
 	b.mu.Lock()
 	stop := b.stopLoops

@@ -63,9 +63,6 @@ func (r *Runner) resume(seq uint64, req *Request) bool {
 	if _, err := r.enqueue(l, run, Enqueue, false); err != nil {
 		return false
 	}
-	if h.Follow != nil {
-		h.Follow(r.base, run)
-	}
 	r.start(l)
 	return true
 }

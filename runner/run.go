@@ -125,11 +125,11 @@ func (r *Runner) execute(run *Run) (status, errText string) {
 		cancel(run.stop)
 	}
 	run.mu.Unlock()
-	run.j.add(event.Began{})
+	run.emit(event.Began{})
 	if err != nil {
 		r.q.drop(run.seq, r.log)
 		r.log.Error("runner: reading the thread before a run", "thread", run.Req.ThreadID, "err", err)
-		run.j.add(event.Error{Text: "The thread could not be read; try again.", Err: err})
+		run.emit(event.Error{Text: "The thread could not be read; try again.", Err: err})
 		return StatusError, err.Error()
 	}
 	status, errText = StatusError, "the run ended without an answer"
@@ -145,7 +145,7 @@ func (r *Runner) execute(run *Run) (status, errText string) {
 		if event.Final(ev) {
 			r.answered(run)
 		}
-		run.j.add(ev)
+		run.emit(ev)
 	}
 	if !run.began.Load() {
 		r.q.drop(run.seq, r.log) // it never began (refused): not again after a restart
@@ -184,13 +184,13 @@ func (r *Runner) undo(run *Run, status, errText string) (string, string) {
 	}
 	if err != nil {
 		r.log.Error("runner: rolling back a run", "thread", run.Req.ThreadID, "run", run.Req.ID, "err", err)
-		run.j.add(event.RolledBack{Err: err})
+		run.emit(event.RolledBack{Err: err})
 		return status, errText
 	}
 	run.mu.Lock()
 	run.rolled = true
 	run.mu.Unlock()
-	run.j.add(event.RolledBack{})
+	run.emit(event.RolledBack{})
 	return StatusInterrupted, "rolled back by a later run (multitask_strategy rollback)"
 }
 
@@ -213,8 +213,16 @@ func (run *Run) finish(status, errText string) {
 	}
 	run.status, run.errText, run.ended, run.done = status, errText, run.r.opts.Now(), true
 	run.mu.Unlock()
-	run.j.add(event.Ended{Status: status, Error: errText})
+	run.emit(event.Ended{Status: status, Error: errText})
 	run.j.close()
+}
+
+// emit journals ev and gives it to the origin's Observe.
+func (run *Run) emit(ev event.Event) {
+	run.j.add(ev)
+	if run.h.Observe != nil {
+		run.h.Observe(run, ev)
+	}
 }
 
 // Read returns the journaled records after seq, whether the run has ended

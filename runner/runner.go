@@ -120,10 +120,13 @@ func (f EngineFunc) Run(ctx context.Context, run *Run) iter.Seq[event.Event] { r
 type Handler struct {
 	// Engine runs the origin's runs. Required.
 	Engine Engine
-	// Follow, when set, is called once a run of the origin is queued (by
-	// Submit or by the recovery), to follow its events. It must return
-	// at once (start a goroutine owned by ctx).
-	Follow func(ctx context.Context, run *Run)
+	// Observe, when set, is given every event of the origin's runs as it
+	// is journaled, in order, from Began to Ended, on the goroutine that
+	// produced it (the run's, or a Cancel's for a run that never began).
+	// The run waits for it: a front end that renders in its own chat
+	// keeps its answers in order and needs no goroutine of its own.
+	// Others follow the journal (Run.Events, Run.Read).
+	Observe func(run *Run, ev event.Event)
 	// Interrupted, when set, records inside tx what the origin's people
 	// are to be told about a run a crash cut short (tasks: its subagent
 	// tasks that stopped with it).
@@ -292,9 +295,6 @@ func (r *Runner) Submit(req Request) (Ticket, error) {
 	if err != nil {
 		r.q.drop(seq, r.log)
 		return Ticket{}, err
-	}
-	if h.Follow != nil {
-		h.Follow(r.base, run)
 	}
 	r.start(l)
 	return Ticket{Run: run, Ahead: ahead}, nil

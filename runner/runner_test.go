@@ -303,8 +303,15 @@ func TestRecoverResumesQueuedAndReportsInterrupted(t *testing.T) {
 		told = append(told, rec.ID)
 		return nil
 	}})
+	var mu sync.Mutex
 	var followed []string
-	hs2.h.Follow = func(_ context.Context, run *Run) { followed = append(followed, run.ID()) }
+	hs2.h.Observe = func(run *Run, ev event.Event) {
+		if _, ok := ev.(event.Began); ok {
+			mu.Lock()
+			followed = append(followed, run.ID())
+			mu.Unlock()
+		}
+	}
 	hs2.r.Handle(OriginAPI, hs2.h)
 	resumed, interrupted, err := hs2.r.Recover()
 	if err != nil || resumed != 1 || interrupted != 1 {
@@ -313,14 +320,16 @@ func TestRecoverResumesQueuedAndReportsInterrupted(t *testing.T) {
 	if diff := cmp.Diff([]string{a.Run.ID()}, told); diff != "" {
 		t.Errorf("interrupted runs reported (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{data.ID}, followed); diff != "" {
-		t.Errorf("resumed runs followed (-want +got):\n%s", diff)
-	}
 	run, ok := hs2.r.Lookup(data.ID)
 	if !ok {
 		t.Fatal("the resumed run is not found by its id")
 	}
 	if _, e := outcome(t, run); e.Status != StatusSuccess {
 		t.Errorf("resumed run: %+v", e)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{data.ID}, followed); diff != "" {
+		t.Errorf("resumed runs observed (-want +got):\n%s", diff)
 	}
 }
