@@ -24,12 +24,12 @@ type journal struct {
 	mu     sync.Mutex
 	recs   []Record
 	next   int           // Seq of the next record
-	wake   chan struct{} // closed and replaced when a record is added or the journal ends
+	wake   chan struct{} // made by a reader that waits; closed (and cleared) when a record is added or the journal ends
 	closed bool
 }
 
 func newJournal(max int) *journal {
-	return &journal{max: max, next: 1, wake: make(chan struct{})}
+	return &journal{max: max, next: 1}
 }
 
 // add appends ev, dropping the oldest record beyond max, and wakes the
@@ -42,11 +42,18 @@ func (j *journal) add(ev event.Event) {
 	}
 	j.recs = append(j.recs, Record{Seq: j.next, Event: ev})
 	j.next++
-	if over := len(j.recs) - j.max; over > 0 {
-		j.recs = append(j.recs[:0:0], j.recs[over:]...)
+	if len(j.recs) >= 2*j.max { // trim in one copy per max records, not one per event
+		j.recs = append(j.recs[:0:0], j.recs[len(j.recs)-j.max:]...)
 	}
-	close(j.wake)
-	j.wake = make(chan struct{})
+	j.wakeLocked()
+}
+
+// wakeLocked wakes the readers waiting, if any.
+func (j *journal) wakeLocked() {
+	if j.wake != nil {
+		close(j.wake)
+		j.wake = nil
+	}
 }
 
 // close ends the journal: followers stop once they have read everything.
@@ -55,7 +62,7 @@ func (j *journal) close() {
 	defer j.mu.Unlock()
 	if !j.closed {
 		j.closed = true
-		close(j.wake)
+		j.wakeLocked()
 	}
 }
 
@@ -65,11 +72,15 @@ func (j *journal) read(after int) ([]Record, bool, <-chan struct{}) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []Record
-	if n := len(j.recs); n > 0 {
-		i := max(after-j.recs[0].Seq+1, 0)
+	kept := j.recs[max(len(j.recs)-j.max, 0):] // the last max records
+	if n := len(kept); n > 0 {
+		i := max(after-kept[0].Seq+1, 0)
 		if i < n {
-			out = append(out, j.recs[i:]...)
+			out = append(out, kept[i:]...)
 		}
+	}
+	if j.wake == nil && !j.closed {
+		j.wake = make(chan struct{})
 	}
 	return out, j.closed, j.wake
 }

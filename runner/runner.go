@@ -292,9 +292,12 @@ func (r *Runner) Submit(req Request) (Ticket, error) {
 	}
 	run.seq = seq
 	ahead, err := r.enqueue(l, run, req.Strategy, true)
-	if err != nil {
-		r.q.drop(seq, r.log)
-		return Ticket{}, err
+	if errors.Is(err, ErrClosed) {
+		// Shutdown began while it was stored: it is accepted all the
+		// same (its event may already be marked seen) and runs after the
+		// restart, like the other waiting runs.
+		run.finish(StatusPending, "deerflow is shutting down; the run starts once it is back")
+		return Ticket{Run: run}, nil
 	}
 	r.start(l)
 	return Ticket{Run: run, Ahead: ahead}, nil

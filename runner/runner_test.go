@@ -333,3 +333,30 @@ func TestRecoverResumesQueuedAndReportsInterrupted(t *testing.T) {
 		t.Errorf("resumed runs observed (-want +got):\n%s", diff)
 	}
 }
+
+// TestSubmitDuringShutdownIsKept: a run stored while shutdown begins is
+// accepted (its front end may have marked its event seen in the same
+// commit) and runs after the restart.
+func TestSubmitDuringShutdownIsKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	hs := newHarness(t, path, Handler{})
+	tk, err := hs.r.Submit(Request{ThreadID: "th_1", User: "api:u", Text: "late", Also: func(*store.Tx) error {
+		hs.r.Refuse() // shutdown begins while the request is being stored
+		return nil
+	}})
+	if err != nil {
+		t.Fatalf("submit racing shutdown: %v", err)
+	}
+	if info := tk.Run.Info(); info.Status != StatusPending {
+		t.Errorf("the run = %+v, want pending", info)
+	}
+	hs.close()
+	hs2 := newHarness(t, path, Handler{Keep: time.Minute})
+	if resumed, _, err := hs2.r.Recover(); err != nil || resumed != 1 {
+		t.Fatalf("recover = %d, %v", resumed, err)
+	}
+	run, _ := hs2.r.Lookup(tk.Run.ID())
+	if _, e := outcome(t, run); e.Status != StatusSuccess {
+		t.Errorf("after the restart: %+v", e)
+	}
+}
