@@ -129,7 +129,7 @@ func (r *Researcher) live(rec *store.Research) bool {
 
 // Cancel drops a research that is not running: one waiting for the
 // person, or one a restart interrupted. It reports whether there was one.
-// (A running research is stopped like any run, with agent.Stop.)
+// (A running research is stopped like any run: /stop, through the runner.)
 func (r *Researcher) Cancel(threadID string) bool {
 	cancelled := false
 	err := r.opts.Store.Update(func(tx *store.Tx) error {
