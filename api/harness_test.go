@@ -110,6 +110,7 @@ func newRunner(t testing.TB, st *store.Store, a *agent.Agent, buffer int) *runne
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Start()
 	return r
 }
 

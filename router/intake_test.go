@@ -49,6 +49,7 @@ func openBus(t *testing.T, path string, m llm.Model, ts ...tools.Tool) (*Router,
 	if err != nil {
 		t.Fatal(err)
 	}
+	rn.Start()
 	return b, st
 }
 

@@ -42,6 +42,7 @@ func TestChatStrategies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rn.Start()
 	ch := newEditChannel()
 	b.Register(ch)
 	ctx := context.Background()

@@ -88,11 +88,27 @@ func (r *Runner) enqueue(l *lane, run *Run, st Strategy, reserved bool) (int, er
 	return ahead - 1, nil
 }
 
+// Start lets runs start: the ones Recover queued again and the ones
+// submitted meanwhile, then every later one. Call it once the front ends
+// can show what runs (the channels' senders are registered).
+func (r *Runner) Start() {
+	r.mu.Lock()
+	r.started = true
+	lanes := make([]*lane, 0, len(r.convs))
+	for _, l := range r.convs {
+		lanes = append(lanes, l)
+	}
+	r.mu.Unlock()
+	for _, l := range lanes {
+		r.start(l)
+	}
+}
+
 // start gives the lane a worker if it has none and a run waits.
 func (r *Runner) start(l *lane) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if l.working || len(l.queue) == 0 || r.closed {
+	if l.working || len(l.queue) == 0 || r.closed || !r.started {
 		return
 	}
 	l.working = true

@@ -13,7 +13,9 @@ import (
 // unfinished subagent tasks, and their origin records (in the same
 // commit) what its people will be told; then the runs it had accepted but
 // not begun are queued again, in the order they came, with their ids.
-// Call it once, after every Handler is registered and before Submit.
+// Call it once, after every Handler is registered and before anything is
+// submitted (a run of this process found running would be taken for one a
+// crash cut short); the runs it queues start with Start.
 func (r *Runner) Recover() (resumed, interrupted int, err error) {
 	if interrupted, err = r.interrupted(); err != nil {
 		return 0, 0, err

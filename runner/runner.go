@@ -206,14 +206,16 @@ type Runner struct {
 	convs    map[string]*lane
 	runs     map[string]*Run // active, waiting and kept
 	waiting  int
+	started  bool // Start was called: runs may start
 	closed   bool
 	workers  sync.WaitGroup
 	idle     *sync.Cond // signalled when a lane's worker exits
 	nworkers int
 }
 
-// New returns a Runner. Register every origin's Handler before Recover and
-// Submit.
+// New returns a Runner. Register every origin's Handler, then Recover
+// (before anything is submitted), then Start once the front ends can show
+// what runs; runs submitted before Start wait for it.
 func New(opts Options) (*Runner, error) {
 	if opts.Store == nil {
 		return nil, errors.New("runner: a store is required")

@@ -89,6 +89,7 @@ func newHarness(t *testing.T, path string, h Handler) *harness {
 		t.Fatal(err)
 	}
 	r.Handle(OriginAPI, h)
+	r.Start()
 	hs := &harness{t: t, st: st, eng: eng, r: r, h: h}
 	t.Cleanup(func() { hs.close() })
 	return hs
@@ -358,5 +359,33 @@ func TestSubmitDuringShutdownIsKept(t *testing.T) {
 	run, _ := hs2.r.Lookup(tk.Run.ID())
 	if _, e := outcome(t, run); e.Status != StatusSuccess {
 		t.Errorf("after the restart: %+v", e)
+	}
+}
+
+// TestRunsWaitForStart: runs submitted before Start (the front ends cannot
+// show them yet) are stored and wait; Start starts them in order.
+func TestRunsWaitForStart(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	eng := &scripted{st: st, gates: map[string]chan struct{}{}, began: make(chan string, 10)}
+	r, err := New(Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background(), 0, errors.New("test over"))
+	r.Handle(OriginAPI, Handler{Engine: eng})
+	a, _ := r.Submit(Request{ThreadID: "th_1", User: "api:u", Text: "one"})
+	b, _ := r.Submit(Request{ThreadID: "th_1", User: "api:u", Text: "two"})
+	if got := a.Run.Info().Status; got != StatusPending || pendingCount(t, st) != 2 {
+		t.Fatalf("before Start: %s, %d stored", got, pendingCount(t, st))
+	}
+	r.Start()
+	outcome(t, a.Run)
+	outcome(t, b.Run)
+	if diff := cmp.Diff([]string{"one", "two"}, []string{<-eng.began, <-eng.began}); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
 	}
 }

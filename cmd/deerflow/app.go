@@ -94,6 +94,12 @@ func newAppDeferred(cfg *config.Config, log *slog.Logger) (*app, error) {
 		st.Close()
 		return nil, err
 	}
+	// The one recovery pass, before anything can submit a run: runs a
+	// crash cut short are reported, waiting ones queued again (they
+	// start with startRuns, once the senders are registered).
+	if _, _, err := a.runner.Recover(); err != nil {
+		log.Error("recovering runs", "err", err)
+	}
 	if a.memory != nil {
 		if err := a.memory.Start(); err != nil {
 			log.Error("resuming memory updates", "err", err)

@@ -177,6 +177,7 @@ func newBenchApp(b *testing.B, models []agent.ModelRef, cfg *config.Config) *app
 			b.Fatal(err)
 		}
 	}
+	a.runner.Start()
 	return a
 }
 

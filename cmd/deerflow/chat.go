@@ -51,7 +51,7 @@ func runConsole(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, 
 		Prompt: promptFor(tty),
 	})
 	a.router.Register(c)
-	if err := recoverRuns(ctx, a); err != nil {
+	if err := startRuns(ctx, a); err != nil {
 		return err
 	}
 	a.router.Start(ctx)

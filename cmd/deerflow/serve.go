@@ -69,7 +69,7 @@ func startChannels(ctx context.Context, a *app, chans []channels.Channel) (<-cha
 	for _, ch := range chans {
 		a.router.Register(ch)
 	}
-	if err := recoverRuns(ctx, a); err != nil {
+	if err := startRuns(ctx, a); err != nil {
 		return nil, err
 	}
 	a.router.Start(ctx)
@@ -143,15 +143,11 @@ func channelSwitches(cfg *config.Config) []channelSwitch {
 	}
 }
 
-// recoverRuns is the one recovery pass after a restart, once the senders
-// are registered (before the channels and the API take anything new): the
-// runner reports the runs a crash cut short and resumes the ones waiting,
-// whatever started them; then messages an older deerflow left in its own
-// intake queue join the runner's.
-func recoverRuns(ctx context.Context, a *app) error {
-	if _, _, err := a.runner.Recover(); err != nil {
-		return err
-	}
+// startRuns lets runs start once the senders are registered: the runs the
+// recovery pass (newApp) queued again, and the messages an older deerflow
+// left in its own intake queue, which join the runner's.
+func startRuns(ctx context.Context, a *app) error {
+	a.runner.Start()
 	_, err := a.router.Adopt(ctx)
 	return err
 }
