@@ -102,6 +102,11 @@ type Agent struct {
 	active map[string]*activeRun // thread id → its running run
 
 	bg sync.WaitGroup // background work of finished runs (titles)
+	// bgCtx is what background work runs under; StopAll cancels it with
+	// its cause (background work outlives the run that started it, so
+	// the run's context cannot govern it).
+	bgCtx  context.Context
+	bgStop context.CancelCauseFunc
 	// stopping is set by StopAll (under mu): no background work starts
 	// after it, so its wait on bg never races a new Add.
 	stopping bool
@@ -149,7 +154,10 @@ func New(opts Options) (*Agent, error) {
 	if opts.HistoryCache == 0 {
 		opts.HistoryCache = 256
 	}
+	bgCtx, bgStop := context.WithCancelCause(context.Background())
 	return &Agent{
+		bgCtx:   bgCtx,
+		bgStop:  bgStop,
 		opts:    opts,
 		chain:   compose(opts.Middlewares),
 		prompt:  p,

@@ -2,11 +2,13 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -267,6 +269,35 @@ func TestTitles(t *testing.T) {
 	b.bg.Wait()
 	if th, _ := st2.Thread("th_1"); th.Title != "Lofoten hiking trip" {
 		t.Errorf("model title = %q", th.Title)
+	}
+}
+
+// StopAll cuts a title's model call short: the thread is titled with its
+// first message and StopAll returns once that is saved.
+func TestStopAllCutsTitleShort(t *testing.T) {
+	a, st, fake := fakeAgent(t, func(o *Options) { o.TitleModel = &o.Models[0] })
+	hold := make(chan struct{})
+	defer close(hold)
+	fake.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
+		if strings.Contains(r.Messages[0].Content, "Give this conversation a title") {
+			return fakeopenai.Turn{Text: "A title", Hold: hold}
+		}
+		return fakeopenai.Turn{Text: "ok"}
+	})
+	collect(a, context.Background(), Input{ThreadID: "th_1", Text: "Plan a trip"})
+	fake.WaitRequests(2) // the answer, then the title under way
+	stopped := make(chan struct{})
+	go func() {
+		a.StopAll(context.Background(), errors.New("shutting down"))
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("StopAll waited for the title's model call")
+	}
+	if th, _ := st.Thread("th_1"); th.Title != "Plan a trip" {
+		t.Errorf("title = %q, want the first message's", th.Title)
 	}
 }
 

@@ -68,11 +68,13 @@ func (a *Agent) Stop(threadID string) bool {
 	return ok
 }
 
-// StopAll cancels every running run with cause and waits until they have
-// persisted their state and ended, or ctx is done.
+// StopAll cancels every running run and the background work of finished
+// ones (titles) with cause, and waits until they have persisted their
+// state and ended, or ctx is done.
 func (a *Agent) StopAll(ctx context.Context, cause error) {
 	a.mu.Lock()
 	a.stopping = true
+	a.bgStop(cause)
 	runs := make([]*activeRun, 0, len(a.active))
 	for _, r := range a.active {
 		runs = append(runs, r)

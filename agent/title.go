@@ -10,7 +10,8 @@ import (
 
 // title names a thread after its first exchange, in the background: with
 // the title model when there is one, else with the start of the first
-// message. A title set meanwhile is kept.
+// message. A title set meanwhile is kept. StopAll cuts the model call
+// short (the first message's start is used then) and waits for the rest.
 func (a *Agent) title(threadID, user, answer string) {
 	a.mu.Lock()
 	if a.stopping {
@@ -23,7 +24,7 @@ func (a *Agent) title(threadID, user, answer string) {
 		defer a.bg.Done()
 		t := title.Fallback(user)
 		if m := a.opts.TitleModel; m != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(a.bgCtx, 30*time.Second)
 			s, err := title.Write(ctx, m.Model, m.ID, user, answer)
 			cancel()
 			if err == nil && s != "" {

@@ -47,7 +47,11 @@ type Manager struct {
 	sched   map[string]*schedule
 	clears  map[string]time.Time // scope → when /memory clear asked for confirmation
 	closed  bool
-	running sync.WaitGroup
+	running sync.WaitGroup // scheduled updates under way
+	// ctx is what scheduled updates run under: Flush cancels it when its
+	// own ctx ends, cutting updates under way short, and once it is done.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 type block struct {
@@ -93,7 +97,10 @@ func New(opts Options) (*Manager, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{
+		ctx:    ctx,
+		cancel: cancel,
 		opts:   opts,
 		log:    opts.Logger,
 		blocks: map[string]block{},
@@ -255,7 +262,7 @@ func (m *Manager) fire(scope string) {
 	m.mu.Unlock()
 	defer m.running.Done()
 
-	ctx, cancel := context.WithTimeout(context.Background(), m.opts.Timeout)
+	ctx, cancel := context.WithTimeout(m.ctx, m.opts.Timeout)
 	retry := m.update(ctx, scope) != nil
 	cancel()
 
@@ -273,9 +280,12 @@ func (m *Manager) fire(scope string) {
 }
 
 // Flush runs every waiting update now and waits for them, or for ctx to
-// end. Later exchanges are no longer scheduled: call it at shutdown, once
-// no run can finish any more.
+// end (updates under way are then cut short). Later exchanges are no
+// longer scheduled: call it at shutdown, once no run can finish any more.
 func (m *Manager) Flush(ctx context.Context) {
+	defer m.cancel()
+	stop := context.AfterFunc(ctx, m.cancel)
+	defer stop()
 	m.mu.Lock()
 	m.closed = true
 	for _, s := range m.sched {

@@ -394,3 +394,30 @@ func TestStripUploads(t *testing.T) {
 		t.Errorf("stripUploads = %q", got)
 	}
 }
+
+// A scheduled update under way when Flush's deadline passes is cut short:
+// its model call is cancelled and Flush returns, the exchange kept.
+func TestFlushCutsShortAnUpdateUnderWay(t *testing.T) {
+	h := newHarness(t, Options{Debounce: time.Millisecond, Timeout: time.Minute})
+	hold := make(chan struct{})
+	defer close(hold)
+	h.fake.Script(fakeopenai.Turn{Hold: hold})
+	h.record("u:1", "c:1", "run_1", "alpha", "ok")
+	h.fake.WaitRequests(1) // the scheduled update is under way
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	flushed := make(chan struct{})
+	go func() {
+		h.m.Flush(ctx)
+		close(flushed)
+	}()
+	select {
+	case <-flushed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Flush waited past its deadline for an update under way")
+	}
+	h.fake.WaitCancelled(1)
+	if h.pending("u:1") != 1 {
+		t.Error("the cut-short update lost its exchange")
+	}
+}

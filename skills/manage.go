@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"strings"
@@ -42,39 +41,56 @@ func (m *Manager) manage(ctx context.Context, in manageArgs) (string, error) {
 	if !validName(name) {
 		return "", &tools.ArgError{Tool: ManageTool, Msg: fmt.Sprintf("name %q must be lowercase letters, digits and hyphens (at most 64)", name)}
 	}
-	m.writeMu.Lock()
-	defer m.writeMu.Unlock()
-	if err := os.MkdirAll(m.opts.CustomDir, 0o755); err != nil {
-		return "", errors.New("the custom skills directory cannot be created")
-	}
-	root, err := os.OpenRoot(m.opts.CustomDir)
-	if err != nil {
-		return "", errors.New("the custom skills directory cannot be opened")
-	}
-	defer root.Close()
-	_, statErr := root.Lstat(name)
-	e := edit{m: m, root: root, name: name, exists: statErr == nil, in: in}
-
 	var msg string
+	var err error
 	switch in.Action {
-	case "create":
-		msg, err = e.create(ctx)
-	case "patch":
-		msg, err = e.patch(ctx)
-	case "write_file":
-		msg, err = e.writeFile(ctx)
-	case "delete_file":
-		msg, err = e.deleteFile()
-	case "delete":
-		msg, err = e.delete()
+	case "create", "patch", "write_file":
+		msg, err = m.change(ctx, name, in)
+	case "delete_file", "delete":
+		msg, err = m.remove(name, in)
 	default:
 		return "", &tools.ArgError{Tool: ManageTool, Msg: "action must be create, patch, write_file, delete_file or delete"}
 	}
 	if err != nil {
 		return "", err
 	}
-	m.Reload()
 	m.log.Info("skill changed by the agent", "skill", name, "action", in.Action, "path", in.Path)
+	return msg, nil
+}
+
+// openCustom opens the custom skills directory, making it if need be.
+func (m *Manager) openCustom() (*os.Root, error) {
+	if err := os.MkdirAll(m.opts.CustomDir, 0o755); err != nil {
+		return nil, errors.New("the custom skills directory cannot be created")
+	}
+	root, err := os.OpenRoot(m.opts.CustomDir)
+	if err != nil {
+		return nil, errors.New("the custom skills directory cannot be opened")
+	}
+	return root, nil
+}
+
+// remove deletes a skill's file, or the whole skill, under writeMu.
+func (m *Manager) remove(name string, in manageArgs) (string, error) {
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	root, err := m.openCustom()
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	_, statErr := root.Lstat(name)
+	e := edit{m: m, root: root, name: name, exists: statErr == nil, in: in}
+	var msg string
+	if in.Action == "delete" {
+		msg, err = e.delete()
+	} else {
+		msg, err = e.deleteFile()
+	}
+	if err != nil {
+		return "", err
+	}
+	m.Reload()
 	return msg, nil
 }
 
@@ -87,55 +103,46 @@ type edit struct {
 	in     manageArgs
 }
 
-func (e *edit) create(ctx context.Context) (string, error) {
+func (e *edit) create() (*plan, error) {
 	if e.exists {
-		return "", fmt.Errorf("a custom skill %q already exists; change it with patch or write_file", e.name)
+		return nil, fmt.Errorf("a custom skill %q already exists; change it with patch or write_file", e.name)
 	}
-	msg, err := e.m.write(ctx, e.root, e.name, "SKILL.md", e.in.Content)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("Created skill %s at %s/%s/SKILL.md.%s", e.name, CustomRoot, e.name, msg), nil
+	return &plan{file: "SKILL.md", content: e.in.Content,
+		done: fmt.Sprintf("Created skill %s at %s/%s/SKILL.md.", e.name, CustomRoot, e.name)}, nil
 }
 
-func (e *edit) patch(ctx context.Context) (string, error) {
+func (e *edit) patch() (*plan, error) {
 	file, err := skillFile(e.in.Path, "SKILL.md")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if !e.exists {
-		return "", e.m.missing(e.name)
+		return nil, e.m.missing(e.name)
 	}
 	old, err := e.root.ReadFile(path.Join(e.name, file))
 	if err != nil {
-		return "", fmt.Errorf("skill %s has no file %s", e.name, file)
+		return nil, fmt.Errorf("skill %s has no file %s", e.name, file)
 	}
 	if e.in.Old == "" {
-		return "", &tools.ArgError{Tool: ManageTool, Msg: "patch needs old, the exact text to replace"}
+		return nil, &tools.ArgError{Tool: ManageTool, Msg: "patch needs old, the exact text to replace"}
 	}
 	if n := strings.Count(string(old), e.in.Old); n != 1 {
-		return "", fmt.Errorf("old occurs %d times in %s; it must occur exactly once (include more of the surrounding text)", n, file)
+		return nil, fmt.Errorf("old occurs %d times in %s; it must occur exactly once (include more of the surrounding text)", n, file)
 	}
-	msg, err := e.m.write(ctx, e.root, e.name, file, strings.Replace(string(old), e.in.Old, e.in.New, 1))
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("Patched %s/%s/%s.%s", CustomRoot, e.name, file, msg), nil
+	return &plan{file: file, content: strings.Replace(string(old), e.in.Old, e.in.New, 1),
+		done: fmt.Sprintf("Patched %s/%s/%s.", CustomRoot, e.name, file)}, nil
 }
 
-func (e *edit) writeFile(ctx context.Context) (string, error) {
+func (e *edit) writeFile() (*plan, error) {
 	file, err := skillFile(e.in.Path, "")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if !e.exists {
-		return "", e.m.missing(e.name)
+		return nil, e.m.missing(e.name)
 	}
-	msg, err := e.m.write(ctx, e.root, e.name, file, e.in.Content)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("Wrote %s/%s/%s.%s", CustomRoot, e.name, file, msg), nil
+	return &plan{file: file, content: e.in.Content,
+		done: fmt.Sprintf("Wrote %s/%s/%s.", CustomRoot, e.name, file)}, nil
 }
 
 func (e *edit) deleteFile() (string, error) {
@@ -203,44 +210,4 @@ func skillFile(p, def string) (string, error) {
 		return "", bad("is too deep")
 	}
 	return clean, nil
-}
-
-// write checks and saves one file of a skill: SKILL.md must parse, every
-// file is scanned (a block refuses the write with the reason, a warning is
-// returned to be shown). The write goes through root, so links cannot
-// lead it out of the skills directory.
-func (m *Manager) write(ctx context.Context, root *os.Root, name, file, content string) (string, error) {
-	if file == "SKILL.md" {
-		if _, err := Parse([]byte(content), name); err != nil {
-			return "", fmt.Errorf("the SKILL.md is not valid: %v", err)
-		}
-	} else if len(content) > maxSupportFile {
-		return "", fmt.Errorf("%s is larger than %d KB", file, maxSupportFile>>10)
-	}
-	target := path.Join(name, file)
-	fi, statErr := root.Lstat(target)
-	if statErr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return "", fmt.Errorf("%s is a link; refusing to write through it", file)
-	}
-	v := m.Scan(ctx, name, file, content, executable(file, content, statErr == nil && fi.Mode()&0o111 != 0))
-	switch v.Decision {
-	case Block:
-		m.log.Warn("a skill change was blocked", "skill", name, "file", file, "reason", v.Reason)
-		return "", fmt.Errorf("refused by the safety check: %s", v.Reason)
-	case Warn:
-		m.log.Warn("a skill change was saved with a warning", "skill", name, "file", file, "reason", v.Reason)
-	}
-	if err := root.MkdirAll(path.Dir(target), 0o755); err != nil {
-		return "", fmt.Errorf("%s could not be created", path.Dir(file))
-	}
-	if fi, err := root.Lstat(target); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return "", fmt.Errorf("%s is a link; refusing to write through it", file)
-	}
-	if err := root.WriteFile(target, []byte(content), 0o644); err != nil {
-		return "", fmt.Errorf("%s could not be written", file)
-	}
-	if v.Decision == Warn {
-		return " Saved with a warning from the safety review: " + v.Reason, nil
-	}
-	return "", nil
 }

@@ -12,6 +12,7 @@ import (
 	larkim "github.com/larksuite/oapi-sdk-go/v3/service/im/v1"
 
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/channels"
 	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/store"
 )
@@ -39,7 +40,7 @@ func (c *Channel) receive(ctx context.Context, b bus.Publisher, e *larkim.P2Mess
 		return err
 	}
 	c.met.Inbound()
-	go c.react(msgID, "OnIt")
+	c.tasks.Go(func(ctx context.Context) { c.react(ctx, msgID, "OnIt") })
 	return nil
 }
 
@@ -228,7 +229,8 @@ func (c *Channel) resource(messageID, key, typ, name string, size int64) bus.Att
 }
 
 // Reattach (bus.Reattacher) fetches a message's image or file by its
-// reference, "messageID|fileKey|type".
+// reference, "messageID|fileKey|type". The download stops when the
+// channel does.
 func (c *Channel) Reattach(ref string) func() (io.ReadCloser, error) {
 	return func() (io.ReadCloser, error) {
 		parts := strings.SplitN(ref, "|", 3)
@@ -236,7 +238,11 @@ func (c *Channel) Reattach(ref string) func() (io.ReadCloser, error) {
 			return nil, fmt.Errorf("bad file reference %q", ref)
 		}
 		req := larkim.NewGetMessageResourceReqBuilder().MessageId(parts[0]).FileKey(parts[1]).Type(parts[2]).Build()
-		resp, err := c.cli.Im.V1.MessageResource.Get(context.Background(), req)
+		ctx := c.tasks.Context()
+		if ctx.Err() != nil {
+			return nil, channels.ErrStopped
+		}
+		resp, err := c.cli.Im.V1.MessageResource.Get(ctx, req)
 		if err != nil {
 			return nil, err
 		}

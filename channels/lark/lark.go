@@ -35,6 +35,9 @@ import (
 // Name is the channel's name in conversation keys (lark:<chat>[:topic]).
 const Name = "lark"
 
+// reactTimeout bounds a reaction; it also ends when the channel stops.
+const reactTimeout = 30 * time.Second
+
 // Options configures a Channel.
 type Options struct {
 	AppID, AppSecret string
@@ -54,7 +57,8 @@ type Channel struct {
 	bot   string // the bot's open_id
 	allow map[string]bool
 	met   *metrics.Channel
-	link  channels.Link // from the long connection's lifecycle callbacks
+	link  channels.Link  // from the long connection's lifecycle callbacks
+	tasks channels.Group // what Start owns: the connection, bot info, reactions, downloads
 
 	mu     sync.Mutex
 	limits map[string]*rate.Limiter // per message: patches ≤ 1/s (Lark allows 5 QPS)
@@ -99,13 +103,16 @@ func (c *Channel) Name() string { return Name }
 func (c *Channel) EditInterval(string) time.Duration { return time.Second }
 
 // Start learns the bot's open_id, then receives events over the long
-// connection until ctx ends (the SDK reconnects by itself).
+// connection until ctx ends (the SDK reconnects by itself). It returns
+// once every goroutine it started (reactions included) has ended.
 func (c *Channel) Start(ctx context.Context, b bus.Publisher) error {
+	ctx = c.tasks.Begin(ctx)
+	defer c.tasks.End()
 	// The long connection does not need the bot's id, so both start at
 	// once; events wait for the id (mentions are matched against it).
 	ready := make(chan struct{})
 	fatal := make(chan error, 1)
-	go c.fetchBot(ctx, ready, fatal)
+	c.tasks.Go(func(ctx context.Context) { c.fetchBot(ctx, ready, fatal) })
 	d := dispatcher.NewEventDispatcher("", "").
 		OnP2MessageReceiveV1(func(ctx context.Context, e *larkim.P2MessageReceiveV1) error {
 			select {
@@ -116,15 +123,11 @@ func (c *Channel) Start(ctx context.Context, b bus.Publisher) error {
 			return c.receive(ctx, b, e)
 		})
 	ws := c.wsClient(d)
-	wsCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- ws.Start(wsCtx) }()
+	c.tasks.Go(func(ctx context.Context) { done <- ws.Start(ctx) })
 	select {
 	case err := <-fatal:
-		cancel()
-		<-done
-		return err
+		return err // End stops the long connection and waits for it
 	case err := <-done:
 		if ctx.Err() != nil {
 			return nil

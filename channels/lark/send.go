@@ -235,8 +235,10 @@ func (c *Channel) sendFile(ctx context.Context, out *bus.Outbound) ([]string, er
 }
 
 // react adds an emoji reaction to a message.
-func (c *Channel) react(messageID, emoji string) {
-	resp, err := c.cli.Im.V1.MessageReaction.Create(context.Background(), larkim.NewCreateMessageReactionReqBuilder().
+func (c *Channel) react(ctx context.Context, messageID, emoji string) {
+	ctx, cancel := context.WithTimeout(ctx, reactTimeout)
+	defer cancel()
+	resp, err := c.cli.Im.V1.MessageReaction.Create(ctx, larkim.NewCreateMessageReactionReqBuilder().
 		MessageId(messageID).
 		Body(larkim.NewCreateMessageReactionReqBodyBuilder().
 			ReactionType(larkim.NewEmojiBuilder().EmojiType(emoji).Build()).Build()).Build())

@@ -14,6 +14,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/channels"
 	"github.com/deerflow/deerflow/metrics"
 	"github.com/deerflow/deerflow/store"
 )
@@ -31,7 +32,7 @@ func (c *Channel) event(ctx context.Context, b bus.Publisher, evt socketmode.Eve
 		}
 		in, _ := c.inbound(ev)
 		if in == nil {
-			c.ack(evt.Request.EnvelopeID)
+			c.ack(ctx, evt.Request.EnvelopeID)
 			return
 		}
 		if err := b.Publish(ctx, in); err != nil {
@@ -40,11 +41,12 @@ func (c *Channel) event(ctx context.Context, b bus.Publisher, evt socketmode.Eve
 			return // not acked: Slack retries, the retry is handled once
 		}
 		c.met.Inbound()
-		c.ack(evt.Request.EnvelopeID)
-		go c.react(in.ChatID, in.MessageID, "eyes")
+		c.ack(ctx, evt.Request.EnvelopeID)
+		chat, ts := in.ChatID, in.MessageID // in belongs to the router once published
+		c.tasks.Go(func(ctx context.Context) { c.react(ctx, chat, ts, "eyes") })
 	case socketmode.EventTypeSlashCommand:
 		if evt.Request != nil {
-			c.ack(evt.Request.EnvelopeID)
+			c.ack(ctx, evt.Request.EnvelopeID)
 		}
 		if cmd, ok := evt.Data.(slack.SlashCommand); ok {
 			c.slash(ctx, b, cmd)
@@ -57,19 +59,23 @@ func (c *Channel) event(ctx context.Context, b bus.Publisher, evt socketmode.Eve
 				EnvelopeID string `json:"envelope_id"`
 			}
 			if json.Unmarshal(bad.Message, &env) == nil && env.EnvelopeID != "" {
-				c.ack(env.EnvelopeID)
+				c.ack(ctx, env.EnvelopeID)
 			}
 			c.log.Warn("acknowledged an envelope the Slack library could not read", "err", bad.Cause)
 		}
 	case socketmode.EventTypeInteractive:
 		if evt.Request != nil {
-			c.ack(evt.Request.EnvelopeID)
+			c.ack(ctx, evt.Request.EnvelopeID)
 		}
 	}
 }
 
-func (c *Channel) ack(envelopeID string) {
-	if err := c.sm.AckCtx(context.Background(), envelopeID, nil); err != nil {
+// ack acknowledges an envelope; it gives up when the channel stops, or
+// after ackTimeout (Slack then redelivers it).
+func (c *Channel) ack(ctx context.Context, envelopeID string) {
+	ctx, cancel := context.WithTimeout(ctx, ackTimeout)
+	defer cancel()
+	if err := c.sm.AckCtx(ctx, envelopeID, nil); err != nil {
 		c.log.Warn("ack failed", "err", err)
 	}
 }
@@ -171,13 +177,20 @@ func (c *Channel) attachment(f slack.File) bus.Attachment {
 }
 
 // Reattach (bus.Reattacher) fetches a shared file by its private URL,
-// with the bot token.
+// with the bot token. The download stops when the channel does.
 func (c *Channel) Reattach(url string) func() (io.ReadCloser, error) {
 	return func() (io.ReadCloser, error) {
 		pr, pw := io.Pipe()
-		go func() {
-			pw.CloseWithError(c.api.GetFileContext(context.Background(), url, pw))
-		}()
+		started := c.tasks.Go(func(ctx context.Context) {
+			// A reader that stops reading would hold the download in
+			// pw.Write, where ctx cannot reach it: closing the pipe can.
+			stop := context.AfterFunc(ctx, func() { pw.CloseWithError(context.Cause(ctx)) })
+			defer stop()
+			pw.CloseWithError(c.api.GetFileContext(ctx, url, pw))
+		})
+		if !started {
+			return nil, channels.ErrStopped
+		}
 		return pr, nil
 	}
 }

@@ -35,7 +35,7 @@ func (c *Channel) Send(ctx context.Context, out *bus.Outbound) (ids []string, er
 		if out.Final {
 			ids, err := c.final(ctx, out)
 			if out.Task == "" { // a subagent's end is not the answer's
-				c.finishReaction(out)
+				c.finishReaction(ctx, out)
 			}
 			return ids, err
 		}
@@ -170,8 +170,10 @@ func (c *Channel) upload(ctx context.Context, out *bus.Outbound) error {
 }
 
 // react adds a reaction to a message, remembering our "eyes".
-func (c *Channel) react(channel, ts, name string) {
-	err := c.api.AddReactionContext(context.Background(), name, slack.ItemRef{Channel: channel, Timestamp: ts})
+func (c *Channel) react(ctx context.Context, channel, ts, name string) {
+	ctx, cancel := context.WithTimeout(ctx, reactTimeout)
+	defer cancel()
+	err := c.api.AddReactionContext(ctx, name, slack.ItemRef{Channel: channel, Timestamp: ts})
 	if err != nil && !strings.Contains(err.Error(), "already_reacted") {
 		c.log.Debug("reaction", "name", name, "err", err)
 		return
@@ -184,7 +186,7 @@ func (c *Channel) react(channel, ts, name string) {
 }
 
 // finishReaction swaps "eyes" on the question for ✅ or ❌.
-func (c *Channel) finishReaction(out *bus.Outbound) {
+func (c *Channel) finishReaction(ctx context.Context, out *bus.Outbound) {
 	if out.ReplyTo == "" {
 		return
 	}
@@ -197,12 +199,14 @@ func (c *Channel) finishReaction(out *bus.Outbound) {
 		return // a command's reply, or the reaction never landed
 	}
 	item := slack.ItemRef{Channel: out.ChatID, Timestamp: out.ReplyTo}
-	c.api.RemoveReactionContext(context.Background(), "eyes", item)
+	rctx, cancel := context.WithTimeout(ctx, reactTimeout)
+	c.api.RemoveReactionContext(rctx, "eyes", item)
+	cancel()
 	name := "white_check_mark"
 	if out.Failed {
 		name = "x"
 	}
-	c.react(out.ChatID, out.ReplyTo, name)
+	c.react(ctx, out.ChatID, out.ReplyTo, name)
 }
 
 // Typing implements bus.Typer with the assistant "is thinking…" status,

@@ -31,6 +31,13 @@ import (
 // Name is the channel's name in conversation keys (slack:<channel>:<thread>).
 const Name = "slack"
 
+// How long a reaction, and an envelope's ack, may take; each also ends
+// when the channel stops.
+const (
+	reactTimeout = 30 * time.Second
+	ackTimeout   = 10 * time.Second
+)
+
 // Options configures a Channel.
 type Options struct {
 	BotToken     string // xoxb-
@@ -53,7 +60,8 @@ type Channel struct {
 	botUser, botID string
 	allow          map[string]bool
 	met            *metrics.Channel
-	link           channels.Link // from Socket Mode's connection events
+	link           channels.Link  // from Socket Mode's connection events
+	tasks          channels.Group // what Start owns: the connection, auth, reactions, acks, downloads
 
 	mu        sync.Mutex
 	limits    map[string]*rate.Limiter // per channel: about one message a second
@@ -109,14 +117,17 @@ func (c *Channel) Name() string { return Name }
 func (c *Channel) EditInterval(string) time.Duration { return time.Second }
 
 // Start learns the bot's ids (auth.test), connects Socket Mode and handles
-// envelopes until ctx ends. A rejected token is fatal.
+// envelopes until ctx ends. A rejected token is fatal. It returns once
+// every goroutine it started (reactions and downloads included) has ended.
 func (c *Channel) Start(ctx context.Context, b bus.Publisher) error {
+	ctx = c.tasks.Begin(ctx)
+	defer c.tasks.End()
 	// Socket Mode connects while auth.test tells us who we are; events
 	// wait for the answer (our own messages are recognised by it).
 	authed := make(chan error, 1)
-	go func() { authed <- c.auth(ctx) }()
+	c.tasks.Go(func(ctx context.Context) { authed <- c.auth(ctx) })
 	runErr := make(chan error, 1)
-	go func() { runErr <- c.sm.RunContext(ctx) }()
+	c.tasks.Go(func(ctx context.Context) { runErr <- c.sm.RunContext(ctx) })
 	select {
 	case <-ctx.Done():
 		return nil

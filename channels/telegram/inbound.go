@@ -13,6 +13,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/channels"
 )
 
 // handle turns one update into a bus message, or ignores it. It returns an
@@ -168,10 +169,14 @@ func (c *Channel) attachments(m *models.Message) []bus.Attachment {
 // Reattach (bus.Reattacher) fetches a file by its file_id.
 func (c *Channel) Reattach(fileID string) func() (io.ReadCloser, error) { return c.download(fileID) }
 
-// download returns a func fetching a file via getFile and the file URL.
+// download returns a func fetching a file via getFile and the file URL;
+// the download stops when the channel does.
 func (c *Channel) download(fileID string) func() (io.ReadCloser, error) {
 	return func() (io.ReadCloser, error) {
-		ctx := context.Background()
+		ctx := c.tasks.Context()
+		if ctx.Err() != nil {
+			return nil, channels.ErrStopped
+		}
 		f, err := c.bot.GetFile(ctx, &tgbot.GetFileParams{FileID: fileID})
 		if err != nil {
 			return nil, fmt.Errorf("getFile: %w", err)

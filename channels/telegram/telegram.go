@@ -54,7 +54,8 @@ type Channel struct {
 	allow map[string]bool
 	lim   *limiter
 	met   *metrics.Channel
-	link  channels.Link // connected once getMe answered, and while polls succeed
+	link  channels.Link  // connected once getMe answered, and while polls succeed
+	tasks channels.Group // what Start owns: the command menu's registration; downloads' context
 
 	mu        sync.Mutex
 	forbidden map[int64]bool      // chats that blocked or removed the bot (logged once)
@@ -120,8 +121,11 @@ func (c *Channel) EditInterval(chatID string) time.Duration {
 
 // Start learns who the bot is, registers the commands and polls for
 // updates until ctx ends. It returns early only on a fatal error (such as
-// a rejected token).
+// a rejected token), and in any case once every goroutine it started has
+// ended.
 func (c *Channel) Start(ctx context.Context, b bus.Publisher) error {
+	ctx = c.tasks.Begin(ctx)
+	defer c.tasks.End()
 	me, err := c.getMe(ctx)
 	if err != nil {
 		return err
@@ -131,19 +135,22 @@ func (c *Channel) Start(ctx context.Context, b bus.Publisher) error {
 	if _, err := c.bot.DeleteWebhook(ctx, &tgbot.DeleteWebhookParams{}); err != nil {
 		c.log.Warn("deleteWebhook failed; polling may conflict with a webhook", "err", err)
 	}
+	// The command menu is not needed to receive messages: register it
+	// while polling starts.
+	c.tasks.Go(c.registerCommands)
+	c.log.Info("telegram connected", "bot", "@"+me.Username)
+	return c.poll(ctx, b)
+}
+
+// registerCommands sets the bot's command menu.
+func (c *Channel) registerCommands(ctx context.Context) {
 	cmds := make([]models.BotCommand, 0, len(bus.Commands))
 	for _, cmd := range bus.Commands {
 		cmds = append(cmds, models.BotCommand{Command: cmd.Name, Description: cmd.Help})
 	}
-	// The command menu is not needed to receive messages: register it
-	// while polling starts.
-	go func() {
-		if _, err := c.bot.SetMyCommands(ctx, &tgbot.SetMyCommandsParams{Commands: cmds}); err != nil && ctx.Err() == nil {
-			c.log.Warn("setMyCommands failed", "err", err)
-		}
-	}()
-	c.log.Info("telegram connected", "bot", "@"+me.Username)
-	return c.poll(ctx, b)
+	if _, err := c.bot.SetMyCommands(ctx, &tgbot.SetMyCommandsParams{Commands: cmds}); err != nil && ctx.Err() == nil {
+		c.log.Warn("setMyCommands failed", "err", err)
+	}
 }
 
 // getMe asks who the bot is, retrying transient failures; a rejected

@@ -97,6 +97,8 @@ type Server struct {
 	uploads   map[string]*upload
 	resources map[string][]byte // message_id/file_key -> data
 	reactions map[string][]reaction
+	stalls    map[string]*stall // by path suffix
+	stop      chan struct{}     // closed when the fake closes
 }
 
 var serverN atomic.Int64
@@ -116,6 +118,7 @@ func New(t testing.TB) *Server {
 		acks: map[string]int{}, timers: map[*time.Timer]bool{}, chats: map[string]bool{},
 		users: map[string]string{}, msgs: map[string]*msg{}, uuids: map[string]string{},
 		uploads: map[string]*upload{}, resources: map[string][]byte{}, reactions: map[string][]reaction{},
+		stalls: map[string]*stall{}, stop: make(chan struct{}),
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.URL = s.srv.URL
@@ -126,6 +129,7 @@ func New(t testing.TB) *Server {
 func (s *Server) close() {
 	s.mu.Lock()
 	s.closed = true
+	close(s.stop)
 	for tm := range s.timers {
 		tm.Stop()
 	}
@@ -270,6 +274,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		summary = string(body)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if s.hold(r) { // after the body is read: only then does r's context see the client go
+		return
+	}
 	rep := &reply{w: w}
 	defer func() {
 		s.mu.Lock()

@@ -107,6 +107,8 @@ type Server struct {
 	files                    map[string]*fileRec
 	statuses                 map[string]string
 	timers                   []*time.Timer
+	stalls                   map[string]*stall
+	stop                     chan struct{} // closed when the fake closes
 }
 
 // New starts a fake Slack on 127.0.0.1; it is closed on t.Cleanup.
@@ -120,7 +122,7 @@ func New(t testing.TB) *Server {
 		tickets: map[string]bool{}, conns: map[*wsConn]bool{}, events: map[string]*eventRec{},
 		deliveries: map[string]*delivery{}, channels: map[string]string{}, msgs: map[string]*message{},
 		posted: map[string][]*message{}, failures: map[string][]failure{}, always: map[string]failure{}, files: map[string]*fileRec{},
-		statuses: map[string]string{},
+		statuses: map[string]string{}, stalls: map[string]*stall{}, stop: make(chan struct{}),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.handleAPI)
@@ -144,6 +146,7 @@ func (s *Server) close() {
 		tm.Stop()
 	}
 	s.cur = nil
+	close(s.stop)
 	s.mu.Unlock()
 	for _, c := range conns {
 		c.close()

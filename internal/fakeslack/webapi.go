@@ -98,6 +98,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 	method := strings.TrimPrefix(r.URL.Path, "/api/")
 	form, perr := parseForm(r)
+	if s.hold(method, r) {
+		return
+	}
 	token := bearer(r)
 	if token == "" && form != nil {
 		token = form["token"]
