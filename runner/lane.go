@@ -204,6 +204,7 @@ func (r *Runner) Cancel(id string, cause error) bool {
 			if q == run {
 				l.queue = append(l.queue[:i:i], l.queue[i+1:]...)
 				r.waiting--
+				r.idle.Broadcast()
 				r.mu.Unlock()
 				r.q.drop(run.seq, r.log)
 				run.finish(StatusInterrupted, "cancelled before it started")
@@ -230,6 +231,7 @@ func (r *Runner) Stop(conv string) (stopped bool, dropped int) {
 	gone := l.queue
 	l.queue = nil
 	r.waiting -= len(gone)
+	r.idle.Broadcast()
 	active := l.active
 	r.mu.Unlock()
 	for _, run := range gone {
@@ -274,8 +276,8 @@ func (r *Runner) Depth() (waiting, running int) {
 	return r.waiting, running
 }
 
-// WaitIdle blocks until no conversation has a run active or waiting, or
-// ctx is done.
+// WaitIdle blocks until no conversation has a run active or waiting (once
+// closed: active), or ctx is done.
 func (r *Runner) WaitIdle(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {
 		r.mu.Lock()
@@ -285,7 +287,7 @@ func (r *Runner) WaitIdle(ctx context.Context) error {
 	defer stop()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for r.nworkers > 0 {
+	for r.nworkers > 0 || r.waiting > 0 && !r.closed {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -300,6 +302,7 @@ func (r *Runner) WaitIdle(ctx context.Context) error {
 func (r *Runner) Refuse() {
 	r.mu.Lock()
 	r.closed = true
+	r.idle.Broadcast()
 	var held []*Run
 	for _, l := range r.convs {
 		held = append(held, l.queue...)

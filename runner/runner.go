@@ -337,4 +337,5 @@ func (r *Runner) unreserve(l *lane) {
 	defer r.mu.Unlock()
 	l.pending--
 	r.waiting--
+	r.idle.Broadcast()
 }
