@@ -15,6 +15,17 @@ type Record struct {
 	Event event.Event
 }
 
+// Journal keeps one run's events for the front ends that follow it: Add
+// appends (sequence numbers from 1), Close ends it, Read returns the
+// records after a sequence number, whether it has ended, and a channel
+// closed when there is more. A journal on another engine (see doc.go)
+// implements these three methods.
+type Journal interface {
+	Add(ev event.Event)
+	Close()
+	Read(after int) (recs []Record, ended bool, more <-chan struct{})
+}
+
 // journal keeps a run's latest events for its followers, in memory: the
 // run's durable state (its messages, its record) is in the store, and the
 // journal is what a front end replays to show it live. It keeps the last
@@ -32,9 +43,9 @@ func newJournal(max int) *journal {
 	return &journal{max: max, next: 1}
 }
 
-// add appends ev, dropping the oldest record beyond max, and wakes the
+// Add appends ev, dropping the oldest record beyond max, and wakes the
 // followers.
-func (j *journal) add(ev event.Event) {
+func (j *journal) Add(ev event.Event) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
@@ -56,8 +67,8 @@ func (j *journal) wakeLocked() {
 	}
 }
 
-// close ends the journal: followers stop once they have read everything.
-func (j *journal) close() {
+// Close ends the journal: followers stop once they have read everything.
+func (j *journal) Close() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if !j.closed {
@@ -66,9 +77,9 @@ func (j *journal) close() {
 	}
 }
 
-// read returns the records after seq, whether the journal has ended, and
+// Read returns the records after seq, whether the journal has ended, and
 // a channel closed when there is more.
-func (j *journal) read(after int) ([]Record, bool, <-chan struct{}) {
+func (j *journal) Read(after int) ([]Record, bool, <-chan struct{}) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []Record
@@ -85,10 +96,11 @@ func (j *journal) read(after int) ([]Record, bool, <-chan struct{}) {
 	return out, j.closed, j.wake
 }
 
-func (j *journal) follow(ctx context.Context, after int) func(func(Record) bool) {
+// follow reads j from after seq until it ends or ctx is done.
+func follow(j Journal, ctx context.Context, after int) func(func(Record) bool) {
 	return func(yield func(Record) bool) {
 		for {
-			recs, closed, wake := j.read(after)
+			recs, closed, wake := j.Read(after)
 			for _, rec := range recs {
 				if !yield(rec) {
 					return

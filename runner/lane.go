@@ -206,7 +206,7 @@ func (r *Runner) Cancel(id string, cause error) bool {
 				r.waiting--
 				r.idle.Broadcast()
 				r.mu.Unlock()
-				r.q.drop(run.seq, r.log)
+				r.drop(run.seq)
 				run.finish(StatusInterrupted, "cancelled before it started")
 				r.expire(run)
 				return true
@@ -235,7 +235,7 @@ func (r *Runner) Stop(conv string) (stopped bool, dropped int) {
 	active := l.active
 	r.mu.Unlock()
 	for _, run := range gone {
-		r.q.drop(run.seq, r.log)
+		r.drop(run.seq)
 		run.finish(StatusInterrupted, "dropped by /stop")
 		r.expire(run)
 	}

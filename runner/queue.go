@@ -2,22 +2,33 @@ package runner
 
 import (
 	"encoding/json"
-	"log/slog"
 
 	"github.com/deerflow/deerflow/store"
 )
 
-// queue is the durable side of the lanes: every submitted run is stored
-// (bbolt, the store's run queue) until the commit that begins it, or until
-// it is cancelled. It is the only part of the runner that knows where
-// waiting runs are kept; a queue on another engine (a JetStream stream per
-// conversation subject, acknowledged by the begin commit's outbox) would
-// replace these four methods.
-type queue struct{ st *store.Store }
+// Queue is the durable side of the lanes: every submitted run is stored
+// until the commit that begins it, or until it is cancelled. It is the
+// only part of the runner that knows where waiting runs are kept; a queue
+// on another engine (see doc.go) implements these four methods.
+type Queue interface {
+	// Push stores req, with req.Also in the same commit, and returns its
+	// sequence number (they grow, so Pending comes back in order).
+	Push(req *Request) (seq uint64, err error)
+	// Take removes a run inside tx, the commit that records its start.
+	Take(tx *store.Tx, seq uint64) error
+	// Drop removes a run that will not begin (cancelled, refused).
+	Drop(seq uint64) error
+	// Pending returns the stored runs, oldest first; an unreadable one
+	// comes back as a nil request (to be dropped).
+	Pending() (seqs []uint64, reqs []*Request, err error)
+}
 
-// push stores req, with req.Also in the same commit, and returns its
-// sequence number (they grow, so the queue comes back in order).
-func (q *queue) push(req *Request) (uint64, error) {
+// BoltQueue is the Queue in the store's bbolt file (its run queue bucket).
+func BoltQueue(st *store.Store) Queue { return boltQueue{st} }
+
+type boltQueue struct{ st *store.Store }
+
+func (q boltQueue) Push(req *Request) (uint64, error) {
 	data, err := json.Marshal(req)
 	if err != nil {
 		return 0, err
@@ -36,19 +47,13 @@ func (q *queue) push(req *Request) (uint64, error) {
 	return seq, err
 }
 
-// drop removes a run that will not begin (cancelled, refused).
-func (q *queue) drop(seq uint64, log *slog.Logger) {
-	if seq == 0 {
-		return
-	}
-	if err := q.st.Batch(func(tx *store.Tx) error { return tx.DeleteQueuedRun(seq) }); err != nil {
-		log.Error("runner: removing a run from the queue", "seq", seq, "err", err)
-	}
+func (q boltQueue) Take(tx *store.Tx, seq uint64) error { return tx.DeleteQueuedRun(seq) }
+
+func (q boltQueue) Drop(seq uint64) error {
+	return q.st.Batch(func(tx *store.Tx) error { return tx.DeleteQueuedRun(seq) })
 }
 
-// pending returns the stored runs, oldest first; an unreadable one comes
-// back with a nil request (to be dropped).
-func (q *queue) pending() (seqs []uint64, reqs []*Request, err error) {
+func (q boltQueue) Pending() (seqs []uint64, reqs []*Request, err error) {
 	err = q.st.View(func(tx *store.Tx) error {
 		return tx.QueuedRuns(func(seq uint64, data []byte) error {
 			req := new(Request)
@@ -62,4 +67,15 @@ func (q *queue) pending() (seqs []uint64, reqs []*Request, err error) {
 		})
 	})
 	return seqs, reqs, err
+}
+
+// drop removes a run that will not begin from the queue, logging a failure
+// (the run then comes back after a restart and is dropped again).
+func (r *Runner) drop(seq uint64) {
+	if seq == 0 {
+		return
+	}
+	if err := r.q.Drop(seq); err != nil {
+		r.log.Error("runner: removing a run from the queue", "seq", seq, "err", err)
+	}
 }

@@ -20,7 +20,7 @@ func (r *Runner) Recover() (resumed, interrupted int, err error) {
 	if interrupted, err = r.interrupted(); err != nil {
 		return 0, 0, err
 	}
-	seqs, reqs, err := r.q.pending()
+	seqs, reqs, err := r.q.Pending()
 	if err != nil {
 		return 0, interrupted, err
 	}
@@ -41,7 +41,7 @@ func (r *Runner) Recover() (resumed, interrupted int, err error) {
 func (r *Runner) resume(seq uint64, req *Request) bool {
 	if req == nil {
 		r.log.Error("runner: a stored run is unreadable; dropping it", "seq", seq)
-		r.q.drop(seq, r.log)
+		r.drop(seq)
 		return false
 	}
 	h, ok := r.handler(req.Origin)
@@ -50,7 +50,7 @@ func (r *Runner) resume(seq uint64, req *Request) bool {
 		return false
 	}
 	if h.Resumable != nil && !h.Resumable(req) {
-		r.q.drop(seq, r.log)
+		r.drop(seq)
 		return false
 	}
 	run := r.newRun(*req, h)

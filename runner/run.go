@@ -20,7 +20,7 @@ type Run struct {
 	h     Handler
 	seq   uint64      // its record in the queue until it begins; 0 once taken
 	began atomic.Bool // Begin ran: the queue record went with the run's first commit
-	j     *journal
+	j     Journal
 
 	mu       sync.Mutex
 	status   string
@@ -36,7 +36,7 @@ type Run struct {
 }
 
 func (r *Runner) newRun(req Request, h Handler) *Run {
-	return &Run{Req: req, r: r, h: h, status: StatusPending, j: newJournal(r.opts.Buffer)}
+	return &Run{Req: req, r: r, h: h, status: StatusPending, j: r.opts.Journal(req.ID)}
 }
 
 // ID is the run's id.
@@ -50,7 +50,7 @@ func (run *Run) Begin(tx *store.Tx) error {
 		return nil
 	}
 	run.began.Store(true)
-	return tx.DeleteQueuedRun(run.seq)
+	return run.r.q.Take(tx, run.seq)
 }
 
 // Input is the run as the agent's input, with Begin as its OnBegin.
@@ -86,7 +86,7 @@ func (run *Run) Info() Info {
 // until the run's Ended event, or ctx ends. Records the journal no longer
 // keeps are skipped (their Seq shows the gap).
 func (run *Run) Events(ctx context.Context, after int) func(yield func(Record) bool) {
-	return run.j.follow(ctx, after)
+	return follow(run.j, ctx, after)
 }
 
 // interrupt cancels the run with cause, now if it runs, else as soon as it
@@ -127,7 +127,7 @@ func (r *Runner) execute(run *Run) (status, errText string) {
 	run.mu.Unlock()
 	run.emit(event.Began{})
 	if err != nil {
-		r.q.drop(run.seq, r.log)
+		r.drop(run.seq)
 		r.log.Error("runner: reading the thread before a run", "thread", run.Req.ThreadID, "err", err)
 		run.emit(event.Error{Text: "The thread could not be read; try again.", Err: err})
 		return StatusError, err.Error()
@@ -148,7 +148,7 @@ func (r *Runner) execute(run *Run) (status, errText string) {
 		run.emit(ev)
 	}
 	if !run.began.Load() {
-		r.q.drop(run.seq, r.log) // it never began (refused): not again after a restart
+		r.drop(run.seq) // it never began (refused): not again after a restart
 	}
 	return r.undo(run, status, errText)
 }
@@ -214,12 +214,12 @@ func (run *Run) finish(status, errText string) {
 	run.status, run.errText, run.ended, run.done = status, errText, run.r.opts.Now(), true
 	run.mu.Unlock()
 	run.emit(event.Ended{Status: status, Error: errText})
-	run.j.close()
+	run.j.Close()
 }
 
 // emit journals ev and gives it to the origin's Observe.
 func (run *Run) emit(ev event.Event) {
-	run.j.add(ev)
+	run.j.Add(ev)
 	if run.h.Observe != nil {
 		run.h.Observe(run, ev)
 	}
@@ -229,4 +229,4 @@ func (run *Run) emit(ev event.Event) {
 // (no more will come once these are read), and a channel closed when
 // there is more: for a front end that waits on other things too (a
 // stream's heartbeat).
-func (run *Run) Read(after int) ([]Record, bool, <-chan struct{}) { return run.j.read(after) }
+func (run *Run) Read(after int) ([]Record, bool, <-chan struct{}) { return run.j.Read(after) }

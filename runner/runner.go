@@ -158,8 +158,13 @@ type Options struct {
 	// Buffer is how many events of a run are kept for followers that
 	// join late (0 → 512).
 	Buffer int
-	Logger *slog.Logger
-	Now    func() time.Time
+	// Queue keeps the waiting runs; nil: BoltQueue(Store).
+	Queue Queue
+	// Journal makes a run's journal; nil: in memory, keeping Buffer
+	// events.
+	Journal func(runID string) Journal
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 // Errors of Submit.
@@ -196,7 +201,7 @@ func (e *FullError) RetryAfter() time.Duration {
 type Runner struct {
 	opts Options
 	log  *slog.Logger
-	q    *queue
+	q    Queue
 
 	base     context.Context // every run's context descends from it
 	stopBase context.CancelCauseFunc
@@ -232,12 +237,19 @@ func New(opts Options) (*Runner, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Queue == nil {
+		opts.Queue = BoltQueue(opts.Store)
+	}
+	if opts.Journal == nil {
+		buffer := opts.Buffer
+		opts.Journal = func(string) Journal { return newJournal(buffer) }
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	base, stop := context.WithCancelCause(context.Background())
 	r := &Runner{
-		opts: opts, log: opts.Logger, q: &queue{st: opts.Store},
+		opts: opts, log: opts.Logger, q: opts.Queue,
 		base: base, stopBase: stop,
 		handlers: map[string]Handler{}, convs: map[string]*lane{}, runs: map[string]*Run{},
 	}
@@ -287,7 +299,7 @@ func (r *Runner) Submit(req Request) (Ticket, error) {
 		return Ticket{}, err
 	}
 	run := r.newRun(req, h)
-	seq, err := r.q.push(&req) // no lock held: the lane counts it as pending
+	seq, err := r.q.Push(&req) // no lock held: the lane counts it as pending
 	if err != nil {
 		r.unreserve(l)
 		return Ticket{}, err

@@ -389,3 +389,65 @@ func TestRunsWaitForStart(t *testing.T) {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
 }
+
+// countingQueue is another Queue over the bolt one: the seam a queue on
+// another engine would use.
+type countingQueue struct {
+	Queue
+	mu                     sync.Mutex
+	pushed, taken, dropped int
+}
+
+func (q *countingQueue) Push(req *Request) (uint64, error) {
+	q.mu.Lock()
+	q.pushed++
+	q.mu.Unlock()
+	return q.Queue.Push(req)
+}
+
+func (q *countingQueue) Take(tx *store.Tx, seq uint64) error {
+	q.mu.Lock()
+	q.taken++
+	q.mu.Unlock()
+	return q.Queue.Take(tx, seq)
+}
+
+func (q *countingQueue) Drop(seq uint64) error {
+	q.mu.Lock()
+	q.dropped++
+	q.mu.Unlock()
+	return q.Queue.Drop(seq)
+}
+
+// TestQueueIsPluggable: the runner keeps its waiting runs only through
+// Options.Queue — each run is pushed once and taken in its begin commit,
+// a cancelled one dropped.
+func TestQueueIsPluggable(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	q := &countingQueue{Queue: BoltQueue(st)}
+	eng := &scripted{st: st, gates: map[string]chan struct{}{}, began: make(chan string, 10)}
+	r, err := New(Options{Store: st, Queue: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background(), 0, errors.New("test over"))
+	r.Handle(OriginAPI, Handler{Engine: eng})
+	g := eng.gate("one")
+	a, _ := r.Submit(Request{ThreadID: "th_1", User: "api:u", Text: "one"})
+	b, _ := r.Submit(Request{ThreadID: "th_1", User: "api:u", Text: "two"})
+	r.Start()
+	<-eng.began
+	r.Cancel(b.Run.ID(), nil)
+	close(g)
+	outcome(t, a.Run)
+	outcome(t, b.Run)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.pushed != 2 || q.taken != 1 || q.dropped != 1 {
+		t.Errorf("pushed %d, taken %d, dropped %d; want 2, 1, 1", q.pushed, q.taken, q.dropped)
+	}
+}
