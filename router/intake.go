@@ -14,11 +14,11 @@ import (
 
 // resolveReply moves a reply into the conversation of the message it
 // answers, when that message belongs to one.
-func (b *Router) resolveReply(in *bus.Inbound) {
+func (r *Router) resolveReply(in *bus.Inbound) {
 	if in.ReplyTo == "" {
 		return
 	}
-	key, err := b.opts.Store.BotMessageChat(in.Channel, in.ChatID, in.ReplyTo)
+	key, err := r.opts.Store.BotMessageChat(in.Channel, in.ChatID, in.ReplyTo)
 	if err != nil {
 		return
 	}
@@ -34,12 +34,12 @@ func (b *Router) resolveReply(in *bus.Inbound) {
 // seen reports whether in's event was already accepted (a redelivery),
 // so nothing (uploads included) is done twice. record checks again inside
 // its transaction.
-func (b *Router) seen(in *bus.Inbound) bool {
+func (r *Router) seen(in *bus.Inbound) bool {
 	if in.EventKey == "" {
 		return false
 	}
 	var dup bool
-	b.opts.Store.View(func(tx *store.Tx) error {
+	r.opts.Store.View(func(tx *store.Tx) error {
 		var err error
 		dup, err = tx.Seen(in.EventKey)
 		return err
@@ -49,18 +49,18 @@ func (b *Router) seen(in *bus.Inbound) bool {
 
 // record durably accepts a command: its event key is marked seen (a
 // redelivery reports dup) and its message id mapped to its conversation.
-func (b *Router) record(in *bus.Inbound) (dup bool, err error) {
-	err = b.opts.Store.Batch(func(tx *store.Tx) error {
+func (r *Router) record(in *bus.Inbound) (dup bool, err error) {
+	err = r.opts.Store.Batch(func(tx *store.Tx) error {
 		var err error
-		dup, err = b.recordTx(tx, in)
+		dup, err = r.recordTx(tx, in)
 		return err
 	})
 	if err != nil {
-		b.log.Error("accepting message", "chat", in.ChatKey(), "err", err)
+		r.log.Error("accepting message", "chat", in.ChatKey(), "err", err)
 		return false, errors.Join(errors.New("router: message not stored"), err)
 	}
 	if dup {
-		b.log.Info("dropped a redelivered message", "chat", in.ChatKey(), "event", in.EventKey)
+		r.log.Info("dropped a redelivered message", "chat", in.ChatKey(), "event", in.EventKey)
 	}
 	return dup, nil
 }
@@ -68,9 +68,9 @@ func (b *Router) record(in *bus.Inbound) (dup bool, err error) {
 // recordTx marks in's event key seen (dup: it was already) and maps its
 // message id to its conversation, so replies to it continue the
 // conversation.
-func (b *Router) recordTx(tx *store.Tx, in *bus.Inbound) (dup bool, err error) {
+func (r *Router) recordTx(tx *store.Tx, in *bus.Inbound) (dup bool, err error) {
 	if in.EventKey != "" {
-		if dup, err = tx.MarkSeen(in.EventKey, b.opts.Now()); err != nil || dup {
+		if dup, err = tx.MarkSeen(in.EventKey, r.opts.Now()); err != nil || dup {
 			return dup, err
 		}
 	}
@@ -84,17 +84,17 @@ func (b *Router) recordTx(tx *store.Tx, in *bus.Inbound) (dup bool, err error) {
 // into the runner's, in the order they arrived; each leaves the old queue
 // in the commit that stores it in the new one. Call it once, after the
 // runner's Recover.
-func (b *Router) Adopt(ctx context.Context) (int, error) {
+func (r *Router) Adopt(ctx context.Context) (int, error) {
 	type legacy struct {
 		seq uint64
 		in  *bus.Inbound
 	}
 	var list []legacy
-	err := b.opts.Store.View(func(tx *store.Tx) error {
+	err := r.opts.Store.View(func(tx *store.Tx) error {
 		return tx.Inbound(func(seq uint64, data []byte) error {
 			in := new(bus.Inbound)
 			if err := json.Unmarshal(data, in); err != nil {
-				b.log.Error("skipping an unreadable stored message", "seq", seq, "err", err)
+				r.log.Error("skipping an unreadable stored message", "seq", seq, "err", err)
 				in = nil
 			}
 			list = append(list, legacy{seq, in})
@@ -104,7 +104,7 @@ func (b *Router) Adopt(ctx context.Context) (int, error) {
 	n := 0
 	for _, l := range list {
 		if err == nil {
-			err = b.adopt(ctx, l.seq, l.in)
+			err = r.adopt(ctx, l.seq, l.in)
 			n++
 		}
 	}
@@ -113,17 +113,17 @@ func (b *Router) Adopt(ctx context.Context) (int, error) {
 
 // adopt submits one message of the old intake queue (nil: unreadable,
 // dropped).
-func (b *Router) adopt(ctx context.Context, seq uint64, in *bus.Inbound) error {
+func (r *Router) adopt(ctx context.Context, seq uint64, in *bus.Inbound) error {
 	drop := func(tx *store.Tx) error { return tx.DeleteInbound(seq) }
 	if in == nil {
-		return b.opts.Store.Update(drop)
+		return r.opts.Store.Update(drop)
 	}
 	key := in.ChatKey()
-	threadID, err := b.threadFor(key)
+	threadID, err := r.threadFor(key)
 	if errors.Is(err, store.ErrDamaged) { // quarantined: told once, not replayed
-		b.log.Error("skipping a stored message of a damaged conversation", "chat", key, "err", err)
-		b.reply(ctx, in, DamagedChatText)
-		return b.opts.Store.Update(drop)
+		r.log.Error("skipping a stored message of a damaged conversation", "chat", key, "err", err)
+		r.reply(ctx, in, DamagedChatText)
+		return r.opts.Store.Update(drop)
 	}
 	if err != nil {
 		return err
@@ -132,7 +132,7 @@ func (b *Router) adopt(ctx context.Context, seq uint64, in *bus.Inbound) error {
 	if err != nil {
 		return err
 	}
-	_, err = b.opts.Runner.Submit(runner.Request{
+	_, err = r.opts.Runner.Submit(runner.Request{
 		Conv: key, ThreadID: threadID, Origin: runner.OriginChat, ChatKey: key,
 		User: in.Channel + ":" + in.UserID, Text: in.Text, Skill: in.Skill, MessageID: in.MessageID,
 		Data: data, Strategy: runner.Enqueue, Also: drop,
@@ -149,8 +149,8 @@ const seenFor = 72 * time.Hour
 const pruneEvery = 5 * time.Second
 
 // pruneLoop forgets old event ids now and then until ctx ends.
-func (b *Router) pruneLoop(ctx context.Context) {
-	b.pruneSeen()
+func (r *Router) pruneLoop(ctx context.Context) {
+	r.pruneSeen()
 	t := time.NewTicker(pruneEvery)
 	defer t.Stop()
 	for {
@@ -158,32 +158,32 @@ func (b *Router) pruneLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			b.pruneSeen()
+			r.pruneSeen()
 		}
 	}
 }
 
 // pruneSeen forgets event ids older than seenFor, at most once an hour.
-func (b *Router) pruneSeen() {
-	now := b.opts.Now()
-	b.mu.Lock()
-	due := now.Sub(b.pruned) >= time.Hour
+func (r *Router) pruneSeen() {
+	now := r.opts.Now()
+	r.mu.Lock()
+	due := now.Sub(r.pruned) >= time.Hour
 	if due {
-		b.pruned = now
+		r.pruned = now
 	}
-	b.mu.Unlock()
+	r.mu.Unlock()
 	if !due {
 		return
 	}
 	var n int
-	err := b.opts.Store.Update(func(tx *store.Tx) error {
+	err := r.opts.Store.Update(func(tx *store.Tx) error {
 		var err error
 		n, err = tx.PruneSeen(now.Add(-seenFor))
 		return err
 	})
 	if err != nil {
-		b.log.Error("forgetting old event ids", "err", err)
+		r.log.Error("forgetting old event ids", "err", err)
 	} else if n > 0 {
-		b.log.Debug("forgot old event ids", "count", n)
+		r.log.Debug("forgot old event ids", "count", n)
 	}
 }

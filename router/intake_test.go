@@ -56,20 +56,20 @@ func openBus(t *testing.T, path string, m llm.Model, ts ...tools.Tool) (*Router,
 // recoverAll is a process's start: the runner's recovery pass, then the
 // messages of an older deerflow's intake queue. It returns how many runs
 // were resumed or adopted.
-func (b *Router) recoverAll(ctx context.Context) (int, error) {
-	n, _, err := b.opts.Runner.Recover()
+func (r *Router) recoverAll(ctx context.Context) (int, error) {
+	n, _, err := r.opts.Runner.Recover()
 	if err != nil {
 		return n, err
 	}
-	m, err := b.Adopt(ctx)
+	m, err := r.Adopt(ctx)
 	return n + m, err
 }
 
 // shutdown is a process's end: the runner closes (the running runs get
 // grace), then the router shows their ends.
-func (b *Router) shutdown(ctx context.Context, grace time.Duration, cause error) {
-	b.opts.Runner.Close(ctx, grace, cause)
-	b.Close(ctx)
+func (r *Router) shutdown(ctx context.Context, grace time.Duration, cause error) {
+	r.opts.Runner.Close(ctx, grace, cause)
+	r.Close(ctx)
 }
 
 func TestQueuedMessagesSurviveRestart(t *testing.T) {

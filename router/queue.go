@@ -28,48 +28,48 @@ type conv struct {
 }
 
 // conv returns the conversation for key, creating its routing state.
-// Callers hold b.mu.
-func (b *Router) convLocked(key string) *conv {
-	c, ok := b.convs[key]
+// Callers hold r.mu.
+func (r *Router) convLocked(key string) *conv {
+	c, ok := r.convs[key]
 	if !ok {
 		c = &conv{key: key}
-		b.convs[key] = c
+		r.convs[key] = c
 	}
 	return c
 }
 
 // threadFor returns the conversation's current thread, creating one on
 // first use.
-func (b *Router) threadFor(key string) (string, error) {
-	b.mu.Lock()
-	c := b.convLocked(key)
+func (r *Router) threadFor(key string) (string, error) {
+	r.mu.Lock()
+	c := r.convLocked(key)
 	id := c.threadID
-	b.mu.Unlock()
+	r.mu.Unlock()
 	if id != "" {
 		return id, nil
 	}
-	err := b.opts.Store.Update(func(tx *store.Tx) error {
+	err := r.opts.Store.Update(func(tx *store.Tx) error {
 		var err error
 		id, err = tx.ChatThread(key)
 		if errors.Is(err, store.ErrNotFound) {
-			id, err = b.newThreadTx(tx, key)
+			id, err = r.newThreadTx(tx, key)
 		}
 		return err
 	})
 	if err != nil {
 		return "", err
 	}
-	b.mu.Lock()
+	r.mu.Lock()
 	if c.threadID == "" {
 		c.threadID = id
 	}
 	id = c.threadID
-	b.mu.Unlock()
+	r.mu.Unlock()
 	return id, nil
 }
 
-func (b *Router) newThreadTx(tx *store.Tx, key string) (string, error) {
-	now := b.opts.Now()
+func (r *Router) newThreadTx(tx *store.Tx, key string) (string, error) {
+	now := r.opts.Now()
 	t := &store.Thread{ID: agent.NewID("th_"), ChatKey: key, Created: now, Updated: now}
 	if err := tx.PutThread(t); err != nil {
 		return "", err
@@ -89,16 +89,16 @@ var errDuplicate = errors.New("router: a redelivered event")
 // the conversation's current thread (a /new after it does not move it).
 // Its event id and message id are recorded in the commit that stores it.
 // It returns once the message is durable.
-func (b *Router) enqueue(ctx context.Context, in *bus.Inbound) error {
+func (r *Router) enqueue(ctx context.Context, in *bus.Inbound) error {
 	key := in.ChatKey()
-	threadID, err := b.threadFor(key)
+	threadID, err := r.threadFor(key)
 	if errors.Is(err, store.ErrDamaged) { // quarantined: told, not redelivered
-		b.log.Error("resolving thread: the conversation is damaged", "chat", key, "err", err)
-		return b.reply(ctx, in, DamagedChatText)
+		r.log.Error("resolving thread: the conversation is damaged", "chat", key, "err", err)
+		return r.reply(ctx, in, DamagedChatText)
 	}
 	if err != nil {
-		b.log.Error("resolving thread", "chat", key, "err", err)
-		b.reply(ctx, in, "I couldn't open this conversation's history; please try again.")
+		r.log.Error("resolving thread", "chat", key, "err", err)
+		r.reply(ctx, in, "I couldn't open this conversation's history; please try again.")
 		return err
 	}
 	data, err := json.Marshal(in)
@@ -108,41 +108,41 @@ func (b *Router) enqueue(ctx context.Context, in *bus.Inbound) error {
 	// The run gets the message itself, with its attachments' Open; one
 	// resumed after a restart decodes it from the request.
 	id := agent.NewID("run_")
-	b.slot(id).in = in
-	tk, err := b.opts.Runner.Submit(runner.Request{
+	r.slot(id).in = in
+	tk, err := r.opts.Runner.Submit(runner.Request{
 		ID: id, Conv: key, ThreadID: threadID, Origin: runner.OriginChat, ChatKey: key,
 		User: in.Channel + ":" + in.UserID, Text: in.Text, Skill: in.Skill, MessageID: in.MessageID,
 		Data: data, Strategy: runner.Enqueue,
 		Also: func(tx *store.Tx) error {
-			if dup, err := b.recordTx(tx, in); err != nil || dup {
+			if dup, err := r.recordTx(tx, in); err != nil || dup {
 				return cmp.Or(err, errDuplicate)
 			}
 			return nil
 		},
 	})
 	if err != nil {
-		b.dropSlot(id)
+		r.dropSlot(id)
 	}
-	return b.submitted(ctx, in, tk, err)
+	return r.submitted(ctx, in, tk, err)
 }
 
 // submitted tells the person what became of their message.
-func (b *Router) submitted(ctx context.Context, in *bus.Inbound, tk runner.Ticket, err error) error {
+func (r *Router) submitted(ctx context.Context, in *bus.Inbound, tk runner.Ticket, err error) error {
 	var full *runner.FullError
 	switch {
 	case errors.Is(err, errDuplicate):
-		b.log.Info("dropped a redelivered message", "chat", in.ChatKey(), "event", in.EventKey)
+		r.log.Info("dropped a redelivered message", "chat", in.ChatKey(), "event", in.EventKey)
 		return nil
 	case errors.Is(err, runner.ErrClosed):
 		return ErrClosed
 	case errors.As(err, &full):
-		return b.reply(ctx, in, fmt.Sprintf("I'm busy: %d messages already wait in this conversation, so I didn't take this one. Send it again once I've caught up, or /stop to cancel the current work.", full.Waiting))
+		return r.reply(ctx, in, fmt.Sprintf("I'm busy: %d messages already wait in this conversation, so I didn't take this one. Send it again once I've caught up, or /stop to cancel the current work.", full.Waiting))
 	case err != nil:
-		b.log.Error("accepting message", "chat", in.ChatKey(), "err", err)
+		r.log.Error("accepting message", "chat", in.ChatKey(), "err", err)
 		return errors.Join(errors.New("router: message not stored"), err)
 	}
 	if tk.Ahead > 0 {
-		return b.reply(ctx, in, fmt.Sprintf("Queued: I'll answer this when I'm done with the current message (%d waiting).", tk.Ahead))
+		return r.reply(ctx, in, fmt.Sprintf("Queued: I'll answer this when I'm done with the current message (%d waiting).", tk.Ahead))
 	}
 	return nil
 }
@@ -156,34 +156,34 @@ type slot struct {
 	d   *progress.Delivery
 }
 
-func (b *Router) slot(id string) *slot {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s, ok := b.slots[id]
+func (r *Router) slot(id string) *slot {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.slots[id]
 	if !ok {
 		s = &slot{}
-		b.slots[id] = s
+		r.slots[id] = s
 	}
 	return s
 }
 
-func (b *Router) dropSlot(id string) {
-	b.mu.Lock()
-	delete(b.slots, id)
-	b.mu.Unlock()
+func (r *Router) dropSlot(id string) {
+	r.mu.Lock()
+	delete(r.slots, id)
+	r.mu.Unlock()
 }
 
 // observe renders a chat run's events in its conversation, on the run's
 // own goroutine (runner.Handler.Observe): the next run of the
 // conversation starts only once this one's answer is shown.
-func (b *Router) observe(run *runner.Run, ev event.Event) {
-	b.mu.Lock()
-	sl := b.slots[run.ID()]
-	b.mu.Unlock()
+func (r *Router) observe(run *runner.Run, ev event.Event) {
+	r.mu.Lock()
+	sl := r.slots[run.ID()]
+	r.mu.Unlock()
 	switch ev.(type) {
 	case event.Began, event.RolledBack:
 	case event.Ended:
-		b.dropSlot(run.ID())
+		r.dropSlot(run.ID())
 		if sl != nil && sl.d != nil {
 			sl.d.Settle()
 			sl.d.Close()
@@ -199,38 +199,38 @@ func (b *Router) observe(run *runner.Run, ev event.Event) {
 // files are saved into the thread's uploads when its turn comes, then it
 // goes to the research when the thread's research waits for it, else to
 // the lead agent.
-func (b *Router) execute(ctx context.Context, run *runner.Run) iter.Seq[event.Event] {
+func (r *Router) execute(ctx context.Context, run *runner.Run) iter.Seq[event.Event] {
 	return func(yield func(event.Event) bool) {
-		sl := b.slot(run.ID())
+		sl := r.slot(run.ID())
 		in := sl.in
 		if in == nil {
 			in = new(bus.Inbound)
 			if err := json.Unmarshal(run.Req.Data, in); err != nil {
-				b.log.Error("a stored message is unreadable; dropping it", "run", run.ID(), "err", err)
+				r.log.Error("a stored message is unreadable; dropping it", "run", run.ID(), "err", err)
 				return
 			}
 		}
 		threadID := run.Req.ThreadID
-		lctx := logctx.With(b.ctx, slog.String("run", run.ID()))
-		d := b.delivery(lctx, in, threadID, run.ID())
-		b.mu.Lock()
+		lctx := logctx.With(r.ctx, slog.String("run", run.ID()))
+		d := r.delivery(lctx, in, threadID, run.ID())
+		r.mu.Lock()
 		sl.ctx, sl.d = lctx, d
-		b.mu.Unlock()
+		r.mu.Unlock()
 		if len(in.Files) > 0 {
 			// The files are fetched when the message's turn comes (it was
 			// stored with their references, before the platform was told).
-			b.reattach(in)
-			b.saveUploads(lctx, in, threadID)
+			r.reattach(in)
+			r.saveUploads(lctx, in, threadID)
 			if in.Text == "" { // only files, and none could be saved
 				return
 			}
 		}
 		ain := run.Input()
 		ain.Text, ain.OnAnswer = in.Text, d.AnswerTx()
-		src := b.opts.Agent.Run
-		if mode := b.researchMode(in, threadID, &ain); mode != "" {
+		src := r.opts.Agent.Run
+		if mode := r.researchMode(in, threadID, &ain); mode != "" {
 			src = func(ctx context.Context, ain agent.Input) iter.Seq[event.Event] {
-				return b.opts.Research.Run(ctx, mode, ain)
+				return r.opts.Research.Run(ctx, mode, ain)
 			}
 		}
 		for ev := range src(ctx, ain) {
@@ -243,22 +243,22 @@ func (b *Router) execute(ctx context.Context, run *runner.Run) iter.Seq[event.Ev
 
 // delivery starts the rendering of a run that answers in; the run's
 // subagent tasks are kept for /status.
-func (b *Router) delivery(ctx context.Context, in *bus.Inbound, threadID, runID string) *progress.Delivery {
-	b.mu.Lock()
-	c := b.convLocked(in.ChatKey())
-	b.mu.Unlock()
+func (r *Router) delivery(ctx context.Context, in *bus.Inbound, threadID, runID string) *progress.Delivery {
+	r.mu.Lock()
+	c := r.convLocked(in.ChatKey())
+	r.mu.Unlock()
 	return progress.New(ctx, in, progress.Options{
-		Outbox:   b.out,
-		Store:    b.opts.Store,
-		Logger:   b.log,
-		Now:      b.opts.Now,
+		Outbox:   r.out,
+		Store:    r.opts.Store,
+		Logger:   r.log,
+		Now:      r.opts.Now,
 		ThreadID: threadID,
 		RunID:    runID,
-		OnTask:   func(t event.Task, done bool) { b.trackTask(c, t, done) },
+		OnTask:   func(t event.Task, done bool) { r.trackTask(c, t, done) },
 		OnTasksEnd: func() {
-			b.mu.Lock()
+			r.mu.Lock()
 			c.tasks = nil
-			b.mu.Unlock()
+			r.mu.Unlock()
 		},
 	})
 }
@@ -266,8 +266,8 @@ func (b *Router) delivery(ctx context.Context, in *bus.Inbound, threadID, runID 
 // researchMode says whether a message goes to the research rather than the
 // lead agent, and how: "" for the lead. A /retry of "/research topic"
 // that cannot resume starts that research again (ain.Text is the topic).
-func (b *Router) researchMode(in *bus.Inbound, threadID string, ain *agent.Input) string {
-	rs := b.opts.Research
+func (r *Router) researchMode(in *bus.Inbound, threadID string, ain *agent.Input) string {
+	rs := r.opts.Research
 	if rs == nil || in.Skill != "" {
 		return ""
 	}

@@ -132,28 +132,28 @@ func New(opts Options) (*Router, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &Router{
+	r := &Router{
 		opts: opts, log: opts.Logger, started: opts.Now(), out: out,
 		ctx: ctx, cancel: cancel,
 		convs: make(map[string]*conv), slots: make(map[string]*slot),
 	}
 	opts.Runner.Handle(runner.OriginChat, runner.Handler{
-		Engine:  runner.EngineFunc(b.execute),
-		Observe: b.observe,
+		Engine:  runner.EngineFunc(r.execute),
+		Observe: r.observe,
 		Interrupted: func(tx *store.Tx, rec *store.Run, tasks []*store.Task) error {
-			return b.RecordInterrupted(tx, []*store.Run{rec}, tasks)
+			return r.RecordInterrupted(tx, []*store.Run{rec}, tasks)
 		},
 	})
-	return b, nil
+	return r, nil
 }
 
 // Register adds the sender for its channel.
-func (b *Router) Register(s bus.Sender) { b.out.Register(s) }
+func (r *Router) Register(s bus.Sender) { r.out.Register(s) }
 
 // ReplayOutbox sends again what was recorded in the outbox and never
 // confirmed (see outbox.Outbox.Replay). It returns how many were
 // delivered.
-func (b *Router) ReplayOutbox(ctx context.Context) int { return b.out.Replay(ctx) }
+func (r *Router) ReplayOutbox(ctx context.Context) int { return r.out.Replay(ctx) }
 
 // ErrClosed is returned by Publish after Close.
 var ErrClosed = errors.New("router: closed")
@@ -162,50 +162,50 @@ var ErrClosed = errors.New("router: closed")
 // once; other text joins its conversation's queue and Publish returns
 // without waiting for the answer. An error means the message was not
 // accepted (the channel should not acknowledge it).
-func (b *Router) Publish(ctx context.Context, in *bus.Inbound) error {
+func (r *Router) Publish(ctx context.Context, in *bus.Inbound) error {
 	in.Text = strings.TrimSpace(in.Text)
 	if in.Text == "" && len(in.Files) == 0 {
 		return nil
 	}
 	if in.Time.IsZero() {
-		in.Time = b.opts.Now()
+		in.Time = r.opts.Now()
 	}
-	b.resolveReply(in)
-	if b.seen(in) {
+	r.resolveReply(in)
+	if r.seen(in) {
 		return nil
 	}
 	if name, args, ok := parseCommand(in.Text); ok {
-		skill := b.skill(name)
+		skill := r.skill(name)
 		if skill != "" && args != "" {
 			in.Skill, in.Text = skill, args
-			return b.enqueue(ctx, in)
+			return r.enqueue(ctx, in)
 		}
-		if name == "research" && b.opts.Research != nil {
+		if name == "research" && r.opts.Research != nil {
 			if mode, topic := researchArgs(args); topic != "" {
 				in.Research, in.Text = mode, topic
-				return b.enqueue(ctx, in)
+				return r.enqueue(ctx, in)
 			}
 		}
-		if dup, err := b.record(in); err != nil || dup {
+		if dup, err := r.record(in); err != nil || dup {
 			return err
 		}
 		if skill != "" {
-			return b.reply(ctx, in, fmt.Sprintf("Tell me what to do with the %s skill: /%s <your task>.", skill, name))
+			return r.reply(ctx, in, fmt.Sprintf("Tell me what to do with the %s skill: /%s <your task>.", skill, name))
 		}
-		return b.command(ctx, in, name, args)
+		return r.command(ctx, in, name, args)
 	}
-	return b.enqueue(ctx, in)
+	return r.enqueue(ctx, in)
 }
 
 // skill returns the skill a "/name" message activates, or "": an enabled
 // skill called name (or, for Telegram's command style, with _ for -),
 // unless a command has that name.
-func (b *Router) skill(name string) string {
-	if b.opts.Skills == nil || isCommand(name) {
+func (r *Router) skill(name string) string {
+	if r.opts.Skills == nil || isCommand(name) {
 		return ""
 	}
 	for _, n := range []string{name, strings.ReplaceAll(name, "_", "-")} {
-		if b.opts.Skills.Has(n) {
+		if r.opts.Skills.Has(n) {
 			return n
 		}
 	}
@@ -213,8 +213,8 @@ func (b *Router) skill(name string) string {
 }
 
 // reply sends a plain message into in's conversation.
-func (b *Router) reply(ctx context.Context, in *bus.Inbound, text string) error {
-	_, err := b.out.Send(ctx, in.ChatKey(), &bus.Outbound{
+func (r *Router) reply(ctx context.Context, in *bus.Inbound, text string) error {
+	_, err := r.out.Send(ctx, in.ChatKey(), &bus.Outbound{
 		Kind: bus.OutMessage, Channel: in.Channel, ChatID: in.ChatID, Topic: in.Topic,
 		ReplyTo: in.MessageID, Text: text, Final: true,
 	})
@@ -223,27 +223,27 @@ func (b *Router) reply(ctx context.Context, in *bus.Inbound, text string) error 
 
 // WaitIdle blocks until no conversation has queued or running work and
 // every run's end has been shown, or ctx is done.
-func (b *Router) WaitIdle(ctx context.Context) error {
-	return b.opts.Runner.WaitIdle(ctx) // a run ends after its answer is shown
+func (r *Router) WaitIdle(ctx context.Context) error {
+	return r.opts.Runner.WaitIdle(ctx) // a run ends after its answer is shown
 }
 
 // Start delivers what a previous process left in the outbox, then keeps
 // retrying unconfirmed sends (and forgetting old event ids) in the
 // background until Close. Call it once the channels' senders are
 // registered.
-func (b *Router) Start(ctx context.Context) {
+func (r *Router) Start(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
-	b.mu.Lock()
-	b.stopLoops = cancel
-	b.mu.Unlock()
-	b.loops.Add(2)
+	r.mu.Lock()
+	r.stopLoops = cancel
+	r.mu.Unlock()
+	r.loops.Add(2)
 	go func() {
-		defer b.loops.Done()
-		b.out.Run(ctx)
+		defer r.loops.Done()
+		r.out.Run(ctx)
 	}()
 	go func() {
-		defer b.loops.Done()
-		b.pruneLoop(ctx)
+		defer r.loops.Done()
+		r.pruneLoop(ctx)
 	}()
 }
 
@@ -251,17 +251,17 @@ func (b *Router) Start(ctx context.Context) {
 // their ends): the deliveries' context ends, and the outbox's retries and
 // the other background work stop. What is left unsent stays in the outbox
 // for the next process.
-func (b *Router) Close(ctx context.Context) {
-	b.cancel()
-	b.mu.Lock()
-	stop := b.stopLoops
-	b.mu.Unlock()
+func (r *Router) Close(ctx context.Context) {
+	r.cancel()
+	r.mu.Lock()
+	stop := r.stopLoops
+	r.mu.Unlock()
 	if stop != nil {
 		stop()
 	}
-	b.loops.Wait()
+	r.loops.Wait()
 }
 
 // Depth returns how many messages wait behind running replies, across
 // conversations, and how many replies are running.
-func (b *Router) Depth() (queued, running int) { return b.opts.Runner.Depth() }
+func (r *Router) Depth() (queued, running int) { return r.opts.Runner.Depth() }

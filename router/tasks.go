@@ -14,9 +14,9 @@ import (
 )
 
 // trackTask keeps the conversation's list of unfinished tasks for /status.
-func (b *Router) trackTask(c *conv, te event.Task, done bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+func (r *Router) trackTask(c *conv, te event.Task, done bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for i, t := range c.tasks {
 		if t.ID == te.ID {
 			if done {
@@ -33,8 +33,8 @@ func (b *Router) trackTask(c *conv, te event.Task, done bool) {
 }
 
 // tasksStatus is the /status lines about a conversation's subagents.
-// Callers hold b.mu.
-func (b *Router) tasksStatus(c *conv) string {
+// Callers hold r.mu.
+func (r *Router) tasksStatus(c *conv) string {
 	if len(c.tasks) == 0 {
 		return ""
 	}
@@ -45,7 +45,7 @@ func (b *Router) tasksStatus(c *conv) string {
 			fmt.Fprintf(&sb, "• %s (%s) — waiting for a free slot\n", t.Description, t.Type)
 			continue
 		}
-		fmt.Fprintf(&sb, "• %s (%s) — running for %s\n", t.Description, t.Type, b.opts.Now().Sub(t.Started).Round(time.Second))
+		fmt.Fprintf(&sb, "• %s (%s) — running for %s\n", t.Description, t.Type, r.opts.Now().Sub(t.Started).Round(time.Second))
 	}
 	return sb.String()
 }
@@ -55,8 +55,8 @@ func (b *Router) tasksStatus(c *conv) string {
 // (naming its stopped subagent tasks) pointing to /retry, and each task's
 // progress reply is finished as interrupted. The outbox delivers them once
 // the channels are up, so a crash before then loses nothing.
-func (b *Router) RecordInterrupted(tx *store.Tx, runs []*store.Run, tasks []*store.Task) error {
-	now := b.opts.Now()
+func (r *Router) RecordInterrupted(tx *store.Tx, runs []*store.Run, tasks []*store.Task) error {
+	now := r.opts.Now()
 	put := func(chatKey string, o *bus.Outbound) error {
 		return outbox.PutTx(tx, outbox.NewRecord(chatKey, "", o, now))
 	}

@@ -12,16 +12,16 @@ import (
 
 // reattach gives the attachments of a message read back from the store
 // (after a restart) their Open, through the channel.
-func (b *Router) reattach(in *bus.Inbound) {
-	s, _ := b.out.Sender(in.Channel)
-	r, _ := s.(bus.Reattacher)
+func (r *Router) reattach(in *bus.Inbound) {
+	s, _ := r.out.Sender(in.Channel)
+	ra, _ := s.(bus.Reattacher)
 	for i := range in.Files {
 		a := &in.Files[i]
 		if a.Open != nil {
 			continue
 		}
-		if r != nil && a.Ref != "" {
-			a.Open = r.Reattach(a.Ref)
+		if ra != nil && a.Ref != "" {
+			a.Open = ra.Reattach(a.Ref)
 			continue
 		}
 		a.Open = func() (io.ReadCloser, error) {
@@ -34,19 +34,19 @@ func (b *Router) reattach(in *bus.Inbound) {
 // note naming them in front of the text, so the model knows what arrived
 // with this message. A file that cannot be saved is reported to the sender
 // in one sentence; the others still go through.
-func (b *Router) saveUploads(ctx context.Context, in *bus.Inbound, threadID string) {
+func (r *Router) saveUploads(ctx context.Context, in *bus.Inbound, threadID string) {
 	if len(in.Files) == 0 {
 		return
 	}
 	var paths, failed []string
 	for _, a := range in.Files {
-		if b.opts.SaveUpload == nil {
+		if r.opts.SaveUpload == nil {
 			failed = append(failed, fmt.Sprintf("%s: I can't receive files here", a.Name))
 			continue
 		}
-		p, err := b.opts.SaveUpload(threadID, a)
+		p, err := r.opts.SaveUpload(threadID, a)
 		if err != nil {
-			b.log.WarnContext(ctx, "saving upload", "chat", in.ChatKey(), "file", a.Name, "err", err)
+			r.log.WarnContext(ctx, "saving upload", "chat", in.ChatKey(), "file", a.Name, "err", err)
 			failed = append(failed, fmt.Sprintf("%s: %v", a.Name, err))
 			continue
 		}
@@ -54,14 +54,14 @@ func (b *Router) saveUploads(ctx context.Context, in *bus.Inbound, threadID stri
 	}
 	in.Files = nil
 	if len(failed) > 0 {
-		b.reply(ctx, in, "I couldn't take these files: "+strings.Join(failed, "; ")+".")
+		r.reply(ctx, in, "I couldn't take these files: "+strings.Join(failed, "; ")+".")
 	}
 	if len(paths) == 0 {
 		return
 	}
 	note := "Files uploaded with this message: " + strings.Join(paths, ", ")
-	if b.opts.UploadsNote != nil {
-		note = b.opts.UploadsNote(paths)
+	if r.opts.UploadsNote != nil {
+		note = r.opts.UploadsNote(paths)
 	}
 	if in.Text == "" {
 		in.Text = note
