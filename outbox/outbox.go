@@ -70,6 +70,7 @@ type Outbox struct {
 	// inflight: records being sent by this process, which the replay
 	// leaves alone.
 	inflight map[uint64]bool
+	sent     *sent // ids not yet committed, sends under way (sent.go)
 }
 
 // New returns an Outbox.
@@ -88,6 +89,7 @@ func New(opts Options) (*Outbox, error) {
 		log:      opts.Logger,
 		senders:  make(map[string]bus.Sender),
 		inflight: make(map[uint64]bool),
+		sent:     newSent(),
 	}, nil
 }
 
@@ -268,6 +270,7 @@ func (o *Outbox) Confirm(seq uint64, out *bus.Outbound, chatKey string, ids []st
 	if err != nil {
 		o.log.Error("recording a confirmed send", "channel", out.Channel, "err", err)
 	}
+	o.sent.committed(out, ids)
 }
 
 // drop clears an outbox record that will never be sent.

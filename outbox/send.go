@@ -43,6 +43,7 @@ func (o *Outbox) Deliver(ctx context.Context, chatKey string, out *bus.Outbound,
 	if !so.Held {
 		seq = o.hold(chatKey, so.ThreadID, out)
 	}
+	o.sent.begin(out)
 	ids, err := s.Send(ctx, out)
 	if err != nil && out.Kind == bus.OutEdit && out.Final {
 		o.log.InfoContext(ctx, "editing failed; sending the text as a new message", "channel", out.Channel, "chat", out.ChatID, "err", err)
@@ -51,6 +52,7 @@ func (o *Outbox) Deliver(ctx context.Context, chatKey string, out *bus.Outbound,
 		out = &m
 		ids, err = s.Send(ctx, out)
 	}
+	o.sent.end(out, mappable(out, chatKey), ids)
 	if err != nil {
 		o.log.WarnContext(ctx, "send failed", "channel", out.Channel, "chat", out.ChatID, "kind", out.Kind, "err", err)
 		o.Release(seq) // kept for the replay
@@ -60,4 +62,13 @@ func (o *Outbox) Deliver(ctx context.Context, chatKey string, out *bus.Outbound,
 		o.Confirm(seq, out, chatKey, ids, so.OnTx)
 	}
 	return ids, out, nil
+}
+
+// mappable is chatKey when out's ids are recorded against the conversation
+// (Confirm does), else "".
+func mappable(out *bus.Outbound, chatKey string) string {
+	if out.Kind == bus.OutDelta || out.Kind == bus.OutActivity {
+		return ""
+	}
+	return chatKey
 }

@@ -14,12 +14,12 @@ import (
 
 // resolveReply moves a reply into the conversation of the message it
 // answers, when that message belongs to one.
-func (r *Router) resolveReply(in *bus.Inbound) {
+func (r *Router) resolveReply(ctx context.Context, in *bus.Inbound) {
 	if in.ReplyTo == "" {
 		return
 	}
-	key, err := r.opts.Store.BotMessageChat(in.Channel, in.ChatID, in.ReplyTo)
-	if err != nil {
+	key, ok := r.out.Conversation(ctx, in.Channel, in.ChatID, in.ReplyTo)
+	if !ok {
 		return
 	}
 	prefix := bus.ChatKey(in.Channel, in.ChatID, "")

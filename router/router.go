@@ -170,7 +170,7 @@ func (r *Router) Publish(ctx context.Context, in *bus.Inbound) error {
 	if in.Time.IsZero() {
 		in.Time = r.opts.Now()
 	}
-	r.resolveReply(in)
+	r.resolveReply(ctx, in)
 	if r.seen(in) {
 		return nil
 	}
