@@ -3,15 +3,14 @@ package store
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/deerflow/deerflow/store/internal/dbfile"
 )
 
 var (
@@ -21,7 +20,7 @@ var (
 	ErrDamaged = errors.New("store: damaged data")
 	// ErrNoSpace is wrapped by the errors of Open and Health when the disk
 	// holding the database is full.
-	ErrNoSpace = errors.New("store: no space left")
+	ErrNoSpace = dbfile.ErrNoSpace
 	// ErrWriteFailed is wrapped by Health's error while commits fail.
 	ErrWriteFailed = errors.New("store: writes fail")
 )
@@ -54,7 +53,7 @@ func (e *DamagedError) Unwrap() error { return ErrDamaged }
 // page) or a decode error into a *DamagedError naming thread.
 func (tx *Tx) catch(thread string, errp *error) {
 	if r := recover(); r != nil {
-		if !isDamage(r) {
+		if !dbfile.IsDamage(r) {
 			panic(r) // a caller's bug, not damage
 		}
 		*errp = &DamagedError{Thread: thread, Bucket: tx.cur, Cause: fmt.Sprint(r)}
@@ -69,30 +68,6 @@ func (tx *Tx) catch(thread string, errp *error) {
 // damagedRecord wraps a record's decode error.
 func damagedRecord(bucket []byte, thread string, err error) error {
 	return &DamagedError{Thread: thread, Bucket: string(bucket), Cause: err.Error()}
-}
-
-// isDamage, called by a deferred function that recovered r, reports whether
-// the panic marks a damaged page: raised in bbolt's code, or a memory fault
-// at an address (reading past the mapped file; SetPanicOnFault makes it a
-// panic). A panic in a caller's function is a bug to pass on.
-func isDamage(r any) bool {
-	if _, ok := r.(interface{ Addr() uintptr }); ok {
-		return true
-	}
-	pc := make([]uintptr, 64)
-	frames := runtime.CallersFrames(pc[:runtime.Callers(3, pc)])
-	panicking := false
-	for {
-		f, more := frames.Next()
-		if strings.HasPrefix(f.Function, "runtime.") {
-			panicking = true
-		} else if panicking {
-			return strings.HasPrefix(f.Function, "go.etcd.io/bbolt")
-		}
-		if !more {
-			return false
-		}
-	}
 }
 
 // health is what the Store has learned about its file since Open.
@@ -114,7 +89,7 @@ func (s *Store) txGuard(write bool, fn func(*Tx) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if !isDamage(r) {
+			if !dbfile.IsDamage(r) {
 				panic(r) // a caller's bug, not damage
 			}
 			de := &DamagedError{Cause: fmt.Sprint(r)}
@@ -184,7 +159,7 @@ func (s *Store) Health() error {
 		}
 		return fmt.Errorf("%w: %v in %s; run deerflow doctor", ErrDamaged, names, s.path)
 	}
-	if err := checkSpace(s.path); err != nil {
+	if err := dbfile.CheckSpace(s.path, MinFree); err != nil {
 		return err
 	}
 	s.health.mu.Lock()
@@ -203,18 +178,4 @@ func (s *Store) Health() error {
 		}
 		return err
 	})
-}
-
-// checkSpace reports a full disk under path's directory as ErrNoSpace.
-func checkSpace(path string) error {
-	dir := filepath.Dir(path)
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return nil // unknown: the writes will tell
-	}
-	free := uint64(st.Bavail) * uint64(st.Bsize)
-	if free < MinFree {
-		return fmt.Errorf("%w on the disk holding %s (%d KiB free)", ErrNoSpace, dir, free>>10)
-	}
-	return nil
 }

@@ -5,38 +5,20 @@ import (
 	"errors"
 	"time"
 
-	"go.etcd.io/bbolt"
+	"github.com/deerflow/deerflow/store/internal/schema"
 )
-
-var (
-	bucketInbound = []byte("inbound") // bigEndian(seq) → an inbound message, encoded by the bus
-	bucketDedup   = []byte("dedup")   // key → bigEndian(unix seconds first seen)
-	bucketState   = []byte("state")   // key → value: small per-channel state such as a poll offset
-)
-
-// migrateTo2 adds the state bucket.
-func migrateTo2(tx *bbolt.Tx) error {
-	_, err := tx.CreateBucketIfNotExists(bucketState)
-	return err
-}
-
-func be64(v uint64) []byte {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], v)
-	return b[:]
-}
 
 // PutInbound stores an accepted message that has not been handled yet and
 // returns its sequence number.
-func (tx *Tx) PutInbound(data []byte) (uint64, error) { return tx.putSeq(bucketInbound, data) }
+func (tx *Tx) PutInbound(data []byte) (uint64, error) { return tx.putSeq(schema.Inbound, data) }
 
 // DeleteInbound removes a handled message.
-func (tx *Tx) DeleteInbound(seq uint64) error { return tx.deleteSeq(bucketInbound, seq) }
+func (tx *Tx) DeleteInbound(seq uint64) error { return tx.deleteSeq(schema.Inbound, seq) }
 
 // Inbound calls fn for every unhandled message, oldest first. data is only
 // valid during the call.
 func (tx *Tx) Inbound(fn func(seq uint64, data []byte) error) error {
-	return tx.forEachSeq(bucketInbound, fn)
+	return tx.forEachSeq(schema.Inbound, fn)
 }
 
 // MarkSeen records key (a platform's event or update id) and reports
@@ -45,19 +27,19 @@ func (tx *Tx) MarkSeen(key string, now time.Time) (seen bool, err error) {
 	if key == "" {
 		return false, errors.New("store: mark seen: empty key")
 	}
-	b, err := tx.bucket(bucketDedup)
+	b, err := tx.bucket(schema.Dedup)
 	if err != nil {
 		return false, err
 	}
 	if b.Get([]byte(key)) != nil {
 		return true, nil
 	}
-	return false, b.Put([]byte(key), be64(uint64(now.Unix())))
+	return false, b.Put([]byte(key), schema.BE64(uint64(now.Unix())))
 }
 
 // Seen reports whether key was recorded by MarkSeen.
 func (tx *Tx) Seen(key string) (bool, error) {
-	b, err := tx.bucket(bucketDedup)
+	b, err := tx.bucket(schema.Dedup)
 	if err != nil {
 		return false, err
 	}
@@ -66,7 +48,7 @@ func (tx *Tx) Seen(key string) (bool, error) {
 
 // PruneSeen forgets keys first seen before cutoff and returns how many.
 func (tx *Tx) PruneSeen(cutoff time.Time) (int, error) {
-	b, err := tx.bucket(bucketDedup)
+	b, err := tx.bucket(schema.Dedup)
 	if err != nil {
 		return 0, err
 	}
@@ -90,7 +72,7 @@ func (tx *Tx) PruneSeen(cutoff time.Time) (int, error) {
 
 // PutState stores a small value under key.
 func (tx *Tx) PutState(key string, value []byte) error {
-	b, err := tx.bucket(bucketState)
+	b, err := tx.bucket(schema.State)
 	if err != nil {
 		return err
 	}
@@ -99,7 +81,7 @@ func (tx *Tx) PutState(key string, value []byte) error {
 
 // State returns the value stored under key (a copy), or ErrNotFound.
 func (tx *Tx) State(key string) ([]byte, error) {
-	b, err := tx.bucket(bucketState)
+	b, err := tx.bucket(schema.State)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/deerflow/deerflow/store/internal/schema"
 )
 
 func TestInboundQueue(t *testing.T) {
@@ -98,7 +100,7 @@ func TestState(t *testing.T) {
 // A database written by schema version 1 gains the state bucket on open.
 func TestMigrateFromVersion1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "deerflow.db")
-	s, err := open(path, Options{}, migrations[:1])
+	s, err := open(path, Options{}, schema.Migrations[:1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +112,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 	defer s.Close()
 	s.db.View(func(tx *bbolt.Tx) error {
-		if tx.Bucket(bucketState) == nil {
+		if tx.Bucket(schema.State) == nil {
 			t.Error("no state bucket after migration")
 		}
 		return nil

@@ -5,14 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-// The memory bucket holds, per scope (a person "telegram:1001", or a chat
-// "chat:telegram:-100200"):
-//
-//	"m" 0x00 scope             → Memory JSON
-//	"p" 0x00 scope 0x00 runID  → Exchange JSON, waiting for the updater
-var bucketMemory = []byte("memory")
+	"github.com/deerflow/deerflow/store/internal/codec"
+	"github.com/deerflow/deerflow/store/internal/schema"
+)
 
 // Memory is what the agent remembers about one person (or chat).
 type Memory struct {
@@ -52,24 +48,15 @@ type Exchange struct {
 	Time     time.Time `json:"time"`
 }
 
-func memoryKey(scope string) []byte {
-	return append([]byte("m\x00"), scope...)
-}
-
-func pendingPrefix(scope string) []byte {
-	k := append([]byte("p\x00"), scope...)
-	return append(k, 0)
-}
-
 // Memory returns the scope's memory; an empty one (Scope set) when there
 // is none yet.
 func (tx *Tx) Memory(scope string) (*Memory, error) {
-	b, err := tx.bucket(bucketMemory)
+	b, err := tx.bucket(schema.Memory)
 	if err != nil {
 		return nil, err
 	}
 	m := &Memory{Scope: scope}
-	if v := b.Get(memoryKey(scope)); v != nil {
+	if v := b.Get(schema.MemoryKey(scope)); v != nil {
 		if err := json.Unmarshal(v, m); err != nil {
 			return nil, fmt.Errorf("store: memory of %s: %w", scope, err)
 		}
@@ -82,24 +69,24 @@ func (tx *Tx) PutMemory(m *Memory) error {
 	if m.Scope == "" {
 		return errors.New("store: put memory: empty scope")
 	}
-	b, err := tx.bucket(bucketMemory)
+	b, err := tx.bucket(schema.Memory)
 	if err != nil {
 		return err
 	}
-	v, err := encode(m)
+	v, err := codec.JSON(m)
 	if err != nil {
 		return err
 	}
-	return b.Put(memoryKey(m.Scope), v)
+	return b.Put(schema.MemoryKey(m.Scope), v)
 }
 
 // DeleteMemory forgets everything about scope, waiting exchanges included.
 func (tx *Tx) DeleteMemory(scope string) error {
-	b, err := tx.bucket(bucketMemory)
+	b, err := tx.bucket(schema.Memory)
 	if err != nil {
 		return err
 	}
-	if err := b.Delete(memoryKey(scope)); err != nil {
+	if err := b.Delete(schema.MemoryKey(scope)); err != nil {
 		return err
 	}
 	return tx.deletePending(scope, nil)
@@ -111,27 +98,27 @@ func (tx *Tx) AddExchange(scope string, e *Exchange) error {
 	if scope == "" || e.RunID == "" {
 		return errors.New("store: add exchange: empty scope or run")
 	}
-	b, err := tx.bucket(bucketMemory)
+	b, err := tx.bucket(schema.Memory)
 	if err != nil {
 		return err
 	}
-	v, err := encode(e)
+	v, err := codec.JSON(e)
 	if err != nil {
 		return err
 	}
-	return b.Put(append(pendingPrefix(scope), e.RunID...), v)
+	return b.Put(append(schema.PendingPrefix(scope), e.RunID...), v)
 }
 
 // Exchanges returns the scope's waiting turns, oldest run first.
 func (tx *Tx) Exchanges(scope string) ([]*Exchange, error) {
-	b, err := tx.bucket(bucketMemory)
+	b, err := tx.bucket(schema.Memory)
 	if err != nil {
 		return nil, err
 	}
-	p := pendingPrefix(scope)
+	p := schema.PendingPrefix(scope)
 	var out []*Exchange
 	c := b.Cursor()
-	for k, v := c.Seek(p); k != nil && hasPrefix(k, p); k, v = c.Next() {
+	for k, v := c.Seek(p); k != nil && schema.HasPrefix(k, p); k, v = c.Next() {
 		e := new(Exchange)
 		if err := json.Unmarshal(v, e); err != nil {
 			return nil, fmt.Errorf("store: exchange %q: %w", k, err)
@@ -148,11 +135,11 @@ func (tx *Tx) DeleteExchanges(scope string, runs []string) error {
 }
 
 func (tx *Tx) deletePending(scope string, runs []string) error {
-	b, err := tx.bucket(bucketMemory)
+	b, err := tx.bucket(schema.Memory)
 	if err != nil {
 		return err
 	}
-	p := pendingPrefix(scope)
+	p := schema.PendingPrefix(scope)
 	if runs != nil {
 		for _, r := range runs {
 			if err := b.Delete(append(p[:len(p):len(p)], r...)); err != nil {
@@ -163,7 +150,7 @@ func (tx *Tx) deletePending(scope string, runs []string) error {
 	}
 	var keys [][]byte
 	c := b.Cursor()
-	for k, _ := c.Seek(p); k != nil && hasPrefix(k, p); k, _ = c.Next() {
+	for k, _ := c.Seek(p); k != nil && schema.HasPrefix(k, p); k, _ = c.Next() {
 		keys = append(keys, append([]byte(nil), k...))
 	}
 	for _, k := range keys {
@@ -176,14 +163,14 @@ func (tx *Tx) deletePending(scope string, runs []string) error {
 
 // PendingScopes returns the scopes with waiting turns.
 func (tx *Tx) PendingScopes() ([]string, error) {
-	b, err := tx.bucket(bucketMemory)
+	b, err := tx.bucket(schema.Memory)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	c := b.Cursor()
 	p := []byte("p\x00")
-	for k, _ := c.Seek(p); k != nil && hasPrefix(k, p); k, _ = c.Next() {
+	for k, _ := c.Seek(p); k != nil && schema.HasPrefix(k, p); k, _ = c.Next() {
 		rest := k[len(p):]
 		i := 0
 		for i < len(rest) && rest[i] != 0 {
@@ -198,7 +185,3 @@ func (tx *Tx) PendingScopes() ([]string, error) {
 
 // OnCommit runs fn after the transaction commits (never if it rolls back).
 func (tx *Tx) OnCommit(fn func()) { tx.tx.OnCommit(fn) }
-
-func hasPrefix(k, p []byte) bool {
-	return len(k) >= len(p) && string(k[:len(p)]) == string(p)
-}

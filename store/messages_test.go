@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/deerflow/deerflow/store/internal/schema"
 )
 
 func appendN(t testing.TB, s *Store, threadID string, n int) {
@@ -78,10 +80,10 @@ func TestMessageOrderAcrossByteBoundaries(t *testing.T) {
 	appendN(t, s, "t1", 300) // 1..300 the ordinary way
 	for _, start := range []uint64{65530, 1<<32 - 5} {
 		err := s.Update(func(tx *Tx) error {
-			seqs, _ := tx.bucket(bucketSeqs)
-			st := getSeqState(seqs, "t1")
-			st.last = start
-			return putSeqState(seqs, "t1", st)
+			seqs, _ := tx.bucket(schema.Seqs)
+			st := schema.GetSeqState(seqs, "t1")
+			st.Last = start
+			return schema.PutSeqState(seqs, "t1", st)
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/store/boltfile"
+	"github.com/deerflow/deerflow/store/internal/schema"
 
 	"go.etcd.io/bbolt"
 )
@@ -197,7 +198,7 @@ func TestOpenTooNew(t *testing.T) {
 	}
 	newer := uint64(SchemaVersion() + 5)
 	err = s.db.Update(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketMeta).Put(keySchemaVersion, binary.BigEndian.AppendUint64(nil, newer))
+		return tx.Bucket(schema.Meta).Put(schema.KeySchemaVersion, binary.BigEndian.AppendUint64(nil, newer))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +234,7 @@ func TestMigrations(t *testing.T) {
 	s.Close()
 
 	// A failing migration leaves the database as it was.
-	failing := append(migrations[:len(migrations):len(migrations)], func(tx *bbolt.Tx) error {
+	failing := append(schema.Migrations[:len(schema.Migrations):len(schema.Migrations)], func(tx *bbolt.Tx) error {
 		if _, err := tx.CreateBucket([]byte("half")); err != nil {
 			return err
 		}
@@ -244,7 +245,7 @@ func TestMigrations(t *testing.T) {
 	}
 
 	runs := 0
-	extra := append(migrations[:len(migrations):len(migrations)], func(tx *bbolt.Tx) error {
+	extra := append(schema.Migrations[:len(schema.Migrations):len(schema.Migrations)], func(tx *bbolt.Tx) error {
 		runs++
 		if tx.Bucket([]byte("half")) != nil {
 			t.Error("failed migration was committed")
@@ -254,7 +255,7 @@ func TestMigrations(t *testing.T) {
 			return err
 		}
 		// Existing data is visible to a migration.
-		return b.Put([]byte("copied"), tx.Bucket(bucketChats).Get([]byte("c")))
+		return b.Put([]byte("copied"), tx.Bucket(schema.Chats).Get([]byte("c")))
 	})
 	for range 2 {
 		s, err := open(path, Options{NoSync: true}, extra)

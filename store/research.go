@@ -6,16 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"go.etcd.io/bbolt"
+	"github.com/deerflow/deerflow/store/internal/codec"
+	"github.com/deerflow/deerflow/store/internal/schema"
 )
-
-var bucketResearch = []byte("research") // threadID → Research JSON
-
-// migrateTo3 adds the research bucket.
-func migrateTo3(tx *bbolt.Tx) error {
-	_, err := tx.CreateBucketIfNotExists(bucketResearch)
-	return err
-}
 
 // Research phases.
 const (
@@ -89,7 +82,7 @@ type ResearchSource struct {
 
 // Research returns the thread's research, or ErrNotFound.
 func (tx *Tx) Research(threadID string) (*Research, error) {
-	b, err := tx.bucket(bucketResearch)
+	b, err := tx.bucket(schema.Research)
 	if err != nil {
 		return nil, err
 	}
@@ -109,11 +102,11 @@ func (tx *Tx) PutResearch(r *Research) error {
 	if r.ThreadID == "" {
 		return errors.New("store: put research: empty thread id")
 	}
-	b, err := tx.bucket(bucketResearch)
+	b, err := tx.bucket(schema.Research)
 	if err != nil {
 		return err
 	}
-	v, err := encode(r)
+	v, err := codec.JSON(r)
 	if err != nil {
 		return err
 	}

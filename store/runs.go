@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/deerflow/deerflow/store/internal/codec"
+	"github.com/deerflow/deerflow/store/internal/schema"
 )
 
 // RunStatus is where a run stands.
@@ -48,16 +51,16 @@ func (tx *Tx) PutRun(r *Run) error {
 	if r.ID == "" {
 		return errors.New("store: put run: empty id")
 	}
-	b, err := tx.bucket(bucketRuns)
+	b, err := tx.bucket(schema.Runs)
 	if err != nil {
 		return err
 	}
-	idx, err := tx.bucket(bucketRunIndex)
+	idx, err := tx.bucket(schema.RunIndex)
 	if err != nil {
 		return err
 	}
 	id := []byte(r.ID)
-	v, err := encode(r)
+	v, err := codec.JSON(r)
 	if err != nil {
 		return fmt.Errorf("store: put run %s: %w", r.ID, err)
 	}
@@ -73,19 +76,19 @@ func (tx *Tx) PutRun(r *Run) error {
 			// clean, which saves a page write at commit.
 			return b.Put(id, v)
 		}
-		if err := idx.Delete(runIndexKey(prev.Status, r.ID)); err != nil {
+		if err := idx.Delete(schema.RunIndexKey(string(prev.Status), r.ID)); err != nil {
 			return err
 		}
 	}
 	if err := b.Put(id, v); err != nil {
 		return err
 	}
-	return idx.Put(runIndexKey(r.Status, r.ID), nil)
+	return idx.Put(schema.RunIndexKey(string(r.Status), r.ID), nil)
 }
 
 // Run returns a run's record, or ErrNotFound.
 func (tx *Tx) Run(id string) (*Run, error) {
-	b, err := tx.bucket(bucketRuns)
+	b, err := tx.bucket(schema.Runs)
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +97,11 @@ func (tx *Tx) Run(id string) (*Run, error) {
 
 // DeleteRun deletes a run's record, if it exists.
 func (tx *Tx) DeleteRun(id string) error {
-	b, err := tx.bucket(bucketRuns)
+	b, err := tx.bucket(schema.Runs)
 	if err != nil {
 		return err
 	}
-	idx, err := tx.bucket(bucketRunIndex)
+	idx, err := tx.bucket(schema.RunIndex)
 	if err != nil {
 		return err
 	}
@@ -109,7 +112,7 @@ func (tx *Tx) DeleteRun(id string) error {
 	if err != nil {
 		return err
 	}
-	if err := idx.Delete(runIndexKey(r.Status, id)); err != nil {
+	if err := idx.Delete(schema.RunIndexKey(string(r.Status), id)); err != nil {
 		return err
 	}
 	return b.Delete([]byte(id))
@@ -118,15 +121,15 @@ func (tx *Tx) DeleteRun(id string) error {
 // RunsWithStatus returns the runs with status st, in ID order. It reads the
 // status index, not every run.
 func (tx *Tx) RunsWithStatus(st RunStatus) ([]*Run, error) {
-	b, err := tx.bucket(bucketRuns)
+	b, err := tx.bucket(schema.Runs)
 	if err != nil {
 		return nil, err
 	}
-	idx, err := tx.bucket(bucketRunIndex)
+	idx, err := tx.bucket(schema.RunIndex)
 	if err != nil {
 		return nil, err
 	}
-	p := runIndexKey(st, "")
+	p := schema.RunIndexKey(string(st), "")
 	var out []*Run
 	c := idx.Cursor()
 	for k, _ := c.Seek(p); k != nil && len(k) >= len(p) && string(k[:len(p)]) == string(p); k, _ = c.Next() {
@@ -152,12 +155,4 @@ func getRun(b *bbolt.Bucket, id string) (*Run, error) {
 		return nil, fmt.Errorf("store: run %s: %w", id, err)
 	}
 	return r, nil
-}
-
-// runIndexKey is status 0x00 runID. Statuses hold no NUL.
-func runIndexKey(st RunStatus, id string) []byte {
-	k := make([]byte, 0, len(st)+1+len(id))
-	k = append(k, st...)
-	k = append(k, 0)
-	return append(k, id...)
 }

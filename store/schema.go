@@ -6,71 +6,32 @@ import (
 	"fmt"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/deerflow/deerflow/store/internal/dbfile"
+	"github.com/deerflow/deerflow/store/internal/schema"
 )
 
-// Bucket names. Each is created by a migration; an accessor never creates
-// one.
-var (
-	bucketMeta     = []byte("meta")
-	bucketChats    = []byte("chats")     // chatKey → threadID
-	bucketBotMsgs  = []byte("botmsgs")   // botMsgKey(channel, chat, message) → chatKey
-	bucketThreads  = []byte("threads")   // threadID → Thread JSON
-	bucketMessages = []byte("messages")  // threadID 0x00 bigEndian(seq) → Message JSON
-	bucketSeqs     = []byte("seqs")      // threadID → seqState
-	bucketRuns     = []byte("runs")      // runID → Run JSON
-	bucketRunIndex = []byte("runstatus") // status 0x00 runID → empty
-
-	// Reserved for later features; created empty now so that those
-	// features need no migration just to exist.
-	reservedBuckets = [][]byte{
-		[]byte("inbound"), []byte("dedup"), []byte("outbox"),
-		[]byte("memory"), []byte("skills"), []byte("tasks"),
-	}
-
-	keySchemaVersion = []byte("schema_version")
-)
-
-// A migration brings the database from version i to i+1, where i is its
-// index in the list. Append new ones; never edit or reorder old ones.
-type migration func(*bbolt.Tx) error
-
-var migrations = []migration{
-	migrateTo1,
-	migrateTo2,
-	migrateTo3,
-	migrateTo4,
-}
+// The buckets, their keys and the migrations that create them are in
+// package store/internal/schema.
 
 // SchemaVersion is the schema version this build writes.
-func SchemaVersion() int { return len(migrations) }
-
-// migrateTo1 creates the first set of buckets.
-func migrateTo1(tx *bbolt.Tx) error {
-	names := [][]byte{bucketChats, bucketBotMsgs, bucketThreads,
-		bucketMessages, bucketSeqs, bucketRuns, bucketRunIndex}
-	for _, name := range append(names, reservedBuckets...) {
-		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func SchemaVersion() int { return schema.Version() }
 
 // schemaVersion reads the stored version. A file with buckets but no meta
 // bucket was written by something else; one with no buckets at all is new
 // (version 0).
 func schemaVersion(tx *bbolt.Tx, path string) (uint64, error) {
-	meta := tx.Bucket(bucketMeta)
+	meta := tx.Bucket(schema.Meta)
 	if meta == nil {
 		foreign := tx.ForEach(func([]byte, *bbolt.Bucket) error { return errForeign })
 		if foreign != nil {
-			return 0, corrupt(path, "bbolt file without a deerflow schema version")
+			return 0, dbfile.Corrupt(path, "bbolt file without a deerflow schema version")
 		}
 		return 0, nil
 	}
-	v := meta.Get(keySchemaVersion)
+	v := meta.Get(schema.KeySchemaVersion)
 	if len(v) != 8 {
-		return 0, corrupt(path, "bad schema version record")
+		return 0, dbfile.Corrupt(path, "bad schema version record")
 	}
 	return binary.BigEndian.Uint64(v), nil
 }
@@ -79,7 +40,7 @@ var errForeign = errors.New("foreign bucket")
 
 // migrate runs the pending migrations in one write transaction. A database
 // that is current, too new or foreign is only read.
-func migrate(db *bbolt.DB, path string, migs []migration) error {
+func migrate(db *bbolt.DB, path string, migs []schema.Migration) error {
 	var have uint64
 	err := db.View(func(tx *bbolt.Tx) error {
 		var err error
@@ -91,9 +52,9 @@ func migrate(db *bbolt.DB, path string, migs []migration) error {
 	}
 	want := uint64(len(migs))
 	if have > want {
-		return &openError{
-			msg:  fmt.Sprintf("store: %s has schema version %d, newer than this deerflow supports (%d)", path, have, want),
-			kind: ErrTooNew,
+		return &dbfile.OpenError{
+			Msg:  fmt.Sprintf("store: %s has schema version %d, newer than this deerflow supports (%d)", path, have, want),
+			Kind: ErrTooNew,
 		}
 	}
 	if have == want {
@@ -101,7 +62,7 @@ func migrate(db *bbolt.DB, path string, migs []migration) error {
 	}
 	return db.Update(func(tx *bbolt.Tx) error {
 		// have is still current: the file lock keeps other writers out.
-		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+		meta, err := tx.CreateBucketIfNotExists(schema.Meta)
 		if err != nil {
 			return err
 		}
@@ -110,6 +71,6 @@ func migrate(db *bbolt.DB, path string, migs []migration) error {
 				return fmt.Errorf("store: migrate %s to schema version %d: %w", path, v+1, err)
 			}
 		}
-		return meta.Put(keySchemaVersion, binary.BigEndian.AppendUint64(nil, want))
+		return meta.Put(schema.KeySchemaVersion, binary.BigEndian.AppendUint64(nil, want))
 	})
 }

@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-)
 
-var bucketSkills = []byte("skills") // skill name → SkillState JSON
+	"github.com/deerflow/deerflow/store/internal/codec"
+	"github.com/deerflow/deerflow/store/internal/schema"
+)
 
 // SkillState is a skill's switch, set with /skills. A skill without a
 // state is enabled.
@@ -18,11 +19,11 @@ type SkillState struct {
 
 // PutSkillState records a skill's switch.
 func (tx *Tx) PutSkillState(name string, st *SkillState) error {
-	b, err := tx.bucket(bucketSkills)
+	b, err := tx.bucket(schema.Skills)
 	if err != nil {
 		return err
 	}
-	v, err := encode(st)
+	v, err := codec.JSON(st)
 	if err != nil {
 		return err
 	}
@@ -31,7 +32,7 @@ func (tx *Tx) PutSkillState(name string, st *SkillState) error {
 
 // SkillStates returns every recorded switch, by skill name.
 func (tx *Tx) SkillStates() (map[string]SkillState, error) {
-	b, err := tx.bucket(bucketSkills)
+	b, err := tx.bucket(schema.Skills)
 	if err != nil {
 		return nil, err
 	}

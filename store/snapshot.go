@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/deerflow/deerflow/store/internal/schema"
 )
 
 // ThreadSnapshot is a thread as it stood at one moment: enough to put it
@@ -43,15 +45,15 @@ func (tx *Tx) SnapshotThread(id string) (snap *ThreadSnapshot, err error) {
 	if err := checkThreadID(id); err != nil {
 		return nil, err
 	}
-	threads, err := tx.bucket(bucketThreads)
+	threads, err := tx.bucket(schema.Threads)
 	if err != nil {
 		return nil, err
 	}
-	seqs, err := tx.bucket(bucketSeqs)
+	seqs, err := tx.bucket(schema.Seqs)
 	if err != nil {
 		return nil, err
 	}
-	b, err := tx.bucket(bucketMessages)
+	b, err := tx.bucket(schema.Messages)
 	if err != nil {
 		return nil, err
 	}
@@ -70,10 +72,10 @@ func (tx *Tx) SnapshotThread(id string) (snap *ThreadSnapshot, err error) {
 	if s.after == math.MaxUint64 {
 		return s, nil
 	}
-	p := msgKey(id, 0)[:len(id)+1]
+	p := schema.MsgPrefix(id)
 	c := b.Cursor()
-	for k, v := c.Seek(msgKey(id, s.after+1)); k != nil; k, v = c.Next() {
-		seq, ok := msgSeq(p, k)
+	for k, v := c.Seek(schema.MsgKey(id, s.after+1)); k != nil; k, v = c.Next() {
+		seq, ok := schema.MsgSeq(p, k)
 		if !ok {
 			break
 		}
@@ -93,15 +95,15 @@ func (tx *Tx) RestoreThread(s *ThreadSnapshot) error {
 	if err := checkThreadID(s.id); err != nil {
 		return err
 	}
-	threads, err := tx.bucket(bucketThreads)
+	threads, err := tx.bucket(schema.Threads)
 	if err != nil {
 		return err
 	}
-	seqs, err := tx.bucket(bucketSeqs)
+	seqs, err := tx.bucket(schema.Seqs)
 	if err != nil {
 		return err
 	}
-	b, err := tx.bucket(bucketMessages)
+	b, err := tx.bucket(schema.Messages)
 	if err != nil {
 		return err
 	}
@@ -112,7 +114,7 @@ func (tx *Tx) RestoreThread(s *ThreadSnapshot) error {
 		}
 	}
 	for _, m := range s.msgs {
-		if err := b.Put(msgKey(s.id, m.seq), m.v); err != nil {
+		if err := b.Put(schema.MsgKey(s.id, m.seq), m.v); err != nil {
 			return err
 		}
 	}

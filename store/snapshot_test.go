@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/deerflow/deerflow/store/internal/schema"
 )
 
 // dbKey names one key of the database.
@@ -34,9 +36,9 @@ func dump(t *testing.T, s *Store) map[dbKey]string {
 // owner returns the thread a key belongs to, or "".
 func owner(k dbKey) string {
 	switch k.bucket {
-	case string(bucketThreads), string(bucketSeqs), string(bucketResearch):
+	case string(schema.Threads), string(schema.Seqs), string(schema.Research):
 		return k.key
-	case string(bucketMessages):
+	case string(schema.Messages):
 		if n := len(k.key) - 9; n > 0 && k.key[n] == 0 {
 			return k.key[:n]
 		}

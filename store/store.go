@@ -14,24 +14,25 @@
 // A damaged file degrades to its damaged part: a read or write that meets a
 // page bbolt cannot read (bbolt panics on those) or a record that does not
 // decode returns a *DamagedError (ErrDamaged) naming the thread or bucket,
-// and Health reports it. Check, Salvage and Backup are the operator's tools
+// and Health reports it. Package store/doctor holds the operator's tools
 // (deerflow doctor, doctor --repair, backup).
 //
-// This package imports no other deerflow package.
+// It imports no deerflow package but its own store/internal/... ones;
+// store/doctor imports it, never the reverse.
 package store
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"syscall"
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/deerflow/deerflow/store/internal/dbfile"
+	"github.com/deerflow/deerflow/store/internal/schema"
 )
 
 // FileName is the name of the database file inside the data directory.
@@ -40,12 +41,12 @@ const FileName = "deerflow.db"
 var (
 	// ErrLocked is wrapped by the error Open returns when another process
 	// (or another Store in this one) holds the database file.
-	ErrLocked = errors.New("store: database is locked")
+	ErrLocked = dbfile.ErrLocked
 	// ErrNotFound is returned by lookups of a key that does not exist.
 	ErrNotFound = errors.New("store: not found")
 	// ErrCorrupt is wrapped by the error Open returns when the file is not
 	// a readable deerflow database. The file is left untouched.
-	ErrCorrupt = errors.New("store: not a deerflow database")
+	ErrCorrupt = dbfile.ErrCorrupt
 	// ErrTooNew is wrapped by the error Open returns when the file was
 	// written by a newer deerflow with a schema this one does not know.
 	ErrTooNew = errors.New("store: schema version too new")
@@ -79,27 +80,27 @@ type Tx struct {
 // Open opens or creates the database at path, creating its directory (0700)
 // and the file (0600) if needed, and brings its schema up to date.
 func Open(path string, o Options) (*Store, error) {
-	return open(path, o, migrations)
+	return open(path, o, schema.Migrations)
 }
 
-func open(path string, o Options, migs []migration) (*Store, error) {
+func open(path string, o Options, migs []schema.Migration) (*Store, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = time.Second
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	if err := checkFile(path); err != nil {
+	if err := dbfile.Check(path, true); err != nil {
 		return nil, err
 	}
-	if err := checkSpace(path); err != nil {
+	if err := dbfile.CheckSpace(path, MinFree); err != nil {
 		return nil, err
 	}
 	db, err := openBolt(path, o)
 	if err != nil {
 		return nil, err
 	}
-	if err := guard(path, func() error { return migrate(db, path, migs) }); err != nil {
+	if err := dbfile.Guard(path, func() error { return migrate(db, path, migs) }); err != nil {
 		db.Close()
 		if errors.Is(err, syscall.ENOSPC) {
 			return nil, fmt.Errorf("%w: %s: %w", ErrNoSpace, path, err)
@@ -114,7 +115,7 @@ func open(path string, o Options, migs []migration) (*Store, error) {
 func openBolt(path string, o Options) (*bbolt.DB, error) {
 	var f *os.File
 	var db *bbolt.DB
-	err := guard(path, func() error {
+	err := dbfile.Guard(path, func() error {
 		var err error
 		db, err = bbolt.Open(path, 0o600, &bbolt.Options{
 			Timeout: o.Timeout,
@@ -131,7 +132,7 @@ func openBolt(path string, o Options) (*bbolt.DB, error) {
 	case err == nil:
 		return db, nil
 	case errors.Is(err, bbolt.ErrTimeout):
-		return nil, &openError{msg: "another deerflow is using " + path, kind: ErrLocked, err: err}
+		return nil, dbfile.Locked(path, err)
 	case errors.Is(err, ErrCorrupt):
 		if f != nil {
 			f.Close() // bbolt panicked with the file open and locked
@@ -139,7 +140,7 @@ func openBolt(path string, o Options) (*bbolt.DB, error) {
 		return nil, err
 	case errors.Is(err, bbolt.ErrInvalid), errors.Is(err, bbolt.ErrChecksum),
 		errors.Is(err, bbolt.ErrVersionMismatch):
-		return nil, corrupt(path, err.Error())
+		return nil, dbfile.Corrupt(path, err.Error())
 	case errors.Is(err, syscall.ENOSPC):
 		return nil, fmt.Errorf("%w: open %s: %w", ErrNoSpace, path, err)
 	default:
@@ -163,50 +164,6 @@ func (s *Store) Update(fn func(*Tx) error) error {
 // error wrapping ErrDamaged, not a panic.
 func (s *Store) View(fn func(*Tx) error) error {
 	return s.txGuard(false, fn)
-}
-
-// openError carries an exact message while still matching a sentinel (and
-// the underlying cause) with errors.Is.
-type openError struct {
-	msg  string
-	kind error
-	err  error
-}
-
-func (e *openError) Error() string { return e.msg }
-func (e *openError) Unwrap() []error {
-	if e.err == nil {
-		return []error{e.kind}
-	}
-	return []error{e.kind, e.err}
-}
-
-func corrupt(path, why string) error {
-	return &openError{msg: fmt.Sprintf("store: %s is not a deerflow database (%s)", path, why), kind: ErrCorrupt}
-}
-
-// guard runs fn, turning a panic or memory fault (bbolt reading a damaged
-// file) into a corrupt-file error.
-func guard(path string, fn func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = corrupt(path, fmt.Sprintf("reading it panicked: %v", r))
-		}
-	}()
-	return fn()
-}
-
-// encode marshals v as compact JSON without HTML escaping. The result is a
-// fresh slice: bbolt needs Put values to stay valid until commit.
-func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
 // bucket returns a bucket every schema version has; a missing one means the

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-var bucketTasks = []byte("tasks") // runID 0x00 taskID → Task JSON
+	"github.com/deerflow/deerflow/store/internal/codec"
+	"github.com/deerflow/deerflow/store/internal/schema"
+)
 
 // Task is the record of one subagent task, kept with the run that
 // delegated it. Statuses are those of event.Task (pending, running,
@@ -32,13 +33,6 @@ type Task struct {
 	Progress string `json:"progress,omitempty"`
 }
 
-func taskKey(runID, id string) []byte {
-	k := make([]byte, 0, len(runID)+1+len(id))
-	k = append(k, runID...)
-	k = append(k, 0)
-	return append(k, id...)
-}
-
 // UpdateTask applies fn to the task's record, starting from an empty
 // record (with RunID and ID set) when there is none, and stores the result.
 // Every writer goes through it, so writers that own different fields
@@ -47,11 +41,11 @@ func (tx *Tx) UpdateTask(runID, id string, fn func(*Task)) error {
 	if runID == "" || id == "" {
 		return errors.New("store: update task: empty id")
 	}
-	b, err := tx.bucket(bucketTasks)
+	b, err := tx.bucket(schema.Tasks)
 	if err != nil {
 		return err
 	}
-	k := taskKey(runID, id)
+	k := schema.TaskKey(runID, id)
 	t := &Task{}
 	if v := b.Get(k); v != nil {
 		if err := json.Unmarshal(v, t); err != nil {
@@ -60,7 +54,7 @@ func (tx *Tx) UpdateTask(runID, id string, fn func(*Task)) error {
 	}
 	fn(t)
 	t.RunID, t.ID = runID, id
-	v, err := encode(t)
+	v, err := codec.JSON(t)
 	if err != nil {
 		return err
 	}
@@ -69,11 +63,11 @@ func (tx *Tx) UpdateTask(runID, id string, fn func(*Task)) error {
 
 // Tasks returns the tasks of a run, in ID order (which is creation order).
 func (tx *Tx) Tasks(runID string) ([]*Task, error) {
-	b, err := tx.bucket(bucketTasks)
+	b, err := tx.bucket(schema.Tasks)
 	if err != nil {
 		return nil, err
 	}
-	p := taskKey(runID, "")
+	p := schema.TaskKey(runID, "")
 	var out []*Task
 	c := b.Cursor()
 	for k, v := c.Seek(p); k != nil && len(k) >= len(p) && string(k[:len(p)]) == string(p); k, v = c.Next() {

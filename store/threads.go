@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/deerflow/deerflow/store/internal/codec"
+	"github.com/deerflow/deerflow/store/internal/schema"
 )
 
 // Thread is a conversation's record. Its messages are stored apart, under
@@ -33,11 +36,11 @@ func (tx *Tx) PutThread(t *Thread) error {
 	if err := checkThreadID(t.ID); err != nil {
 		return err
 	}
-	b, err := tx.bucket(bucketThreads)
+	b, err := tx.bucket(schema.Threads)
 	if err != nil {
 		return err
 	}
-	v, err := encode(t)
+	v, err := codec.JSON(t)
 	if err != nil {
 		return fmt.Errorf("store: put thread %s: %w", t.ID, err)
 	}
@@ -47,7 +50,7 @@ func (tx *Tx) PutThread(t *Thread) error {
 // Thread returns a thread's record, or ErrNotFound.
 func (tx *Tx) Thread(id string) (t *Thread, err error) {
 	defer tx.catch(id, &err)
-	b, err := tx.bucket(bucketThreads)
+	b, err := tx.bucket(schema.Threads)
 	if err != nil {
 		return nil, err
 	}
@@ -62,14 +65,14 @@ func (tx *Tx) Thread(id string) (t *Thread, err error) {
 // counter and its research. Chat mappings pointing at it stay; callers remap them. Deleting a
 // thread that does not exist is not an error.
 func (tx *Tx) DeleteThread(id string) error {
-	b, err := tx.bucket(bucketThreads)
+	b, err := tx.bucket(schema.Threads)
 	if err != nil {
 		return err
 	}
 	if err := b.Delete([]byte(id)); err != nil {
 		return err
 	}
-	rb, err := tx.bucket(bucketResearch)
+	rb, err := tx.bucket(schema.Research)
 	if err != nil {
 		return err
 	}
@@ -82,7 +85,7 @@ func (tx *Tx) DeleteThread(id string) error {
 	if _, err := tx.deleteMessages(id, 0); err != nil {
 		return err
 	}
-	seqs, err := tx.bucket(bucketSeqs)
+	seqs, err := tx.bucket(schema.Seqs)
 	if err != nil {
 		return err
 	}
@@ -91,7 +94,7 @@ func (tx *Tx) DeleteThread(id string) error {
 
 // Threads calls fn for each thread, in ID order, until fn returns false.
 func (tx *Tx) Threads(fn func(*Thread) bool) error {
-	b, err := tx.bucket(bucketThreads)
+	b, err := tx.bucket(schema.Threads)
 	if err != nil {
 		return err
 	}
@@ -111,7 +114,7 @@ func (tx *Tx) Threads(fn func(*Thread) bool) error {
 func decodeThread(id string, v []byte) (*Thread, error) {
 	t := new(Thread)
 	if err := json.Unmarshal(v, t); err != nil {
-		return nil, damagedRecord(bucketThreads, id, err)
+		return nil, damagedRecord(schema.Threads, id, err)
 	}
 	return t, nil
 }

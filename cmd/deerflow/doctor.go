@@ -10,17 +10,18 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/store"
+	"github.com/deerflow/deerflow/store/doctor"
 )
 
-// doctor checks the database at path and prints what is damaged; with
+// runDoctor checks the database at path and prints what is damaged; with
 // repair, it then salvages it. It returns the exit code: 0 when the
 // database is (now) sound, 1 when it is damaged or could not be checked.
-func doctor(path string, repair bool, stdout, stderr io.Writer) int {
+func runDoctor(path string, repair bool, stdout, stderr io.Writer) int {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(stdout, "No database at %s: nothing to check.\n", path)
 		return 0
 	}
-	r, err := store.Check(path)
+	r, err := doctor.Check(path)
 	if errors.Is(err, store.ErrLocked) {
 		if repair {
 			fmt.Fprintf(stderr, "deerflow doctor: deerflow is running on %s; stop it before --repair\n", path)
@@ -50,17 +51,17 @@ func doctor(path string, repair bool, stdout, stderr io.Writer) int {
 }
 
 // checkCopy checks a consistent copy of a database in use.
-func checkCopy(path string) (*store.Report, error) {
+func checkCopy(path string) (*doctor.Report, error) {
 	dir, err := os.MkdirTemp(filepath.Dir(path), "doctor")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	cp := filepath.Join(dir, store.FileName)
-	if err := store.Backup(path, cp); err != nil {
+	if err := doctor.Backup(path, cp); err != nil {
 		return nil, err
 	}
-	return store.Check(cp)
+	return doctor.Check(cp)
 }
 
 // repairDB salvages the database at path into a new file, checks it, and
@@ -72,11 +73,11 @@ func repairDB(path string, stdout, stderr io.Writer) int {
 	}
 	tmp := path + ".repair"
 	os.Remove(tmp) // a previous attempt's
-	lost, err := store.Salvage(path, tmp)
+	lost, err := doctor.Salvage(path, tmp)
 	if err != nil {
 		return fail(err)
 	}
-	r, err := store.Check(tmp)
+	r, err := doctor.Check(tmp)
 	if err == nil && len(r.Problems) > 0 {
 		err = fmt.Errorf("the salvaged copy still has damage: %s", r.Problems[0])
 	}
@@ -108,11 +109,11 @@ func repairDB(path string, stdout, stderr io.Writer) int {
 // backup writes a consistent copy of the database at path to out, while
 // deerflow runs or not, and checks the copy.
 func backup(path, out string, stdout, stderr io.Writer) int {
-	if err := store.Backup(path, out); err != nil {
+	if err := doctor.Backup(path, out); err != nil {
 		fmt.Fprintf(stderr, "deerflow backup: %v\n", err)
 		return 1
 	}
-	r, err := store.Check(out)
+	r, err := doctor.Check(out)
 	if err != nil {
 		fmt.Fprintf(stderr, "deerflow backup: wrote %s, but it cannot be read back: %v\n", out, err)
 		return 1

@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	switch cmd {
 	case "doctor":
-		return doctor(cfg.DBPath(), a.repair, stdout, stderr)
+		return runDoctor(cfg.DBPath(), a.repair, stdout, stderr)
 	case "backup":
 		return backup(cfg.DBPath(), a.file, stdout, stderr)
 	case "check":

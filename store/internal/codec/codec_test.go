@@ -1,4 +1,4 @@
-package store
+package codec
 
 import (
 	"bytes"
@@ -29,11 +29,11 @@ func TestMessageCodec(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := encodeMessage(&tt.in)
+			b := Encode(&tt.in)
 			if tt.want != nil && !bytes.Equal(b, tt.want) {
 				t.Errorf("encoded %v, want %v", b, tt.want)
 			}
-			got, err := decodeMessage("t", 3, b)
+			got, err := Decode("t", 3, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,20 +49,20 @@ func TestMessageCodec(t *testing.T) {
 	}
 	// Times come back in UTC, at the same instant.
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, local)
-	got, err := decodeMessage("t", 1, encodeMessage(&Message{Time: at}))
+	got, err := Decode("t", 1, Encode(&Message{Time: at}))
 	if err != nil || !got.Time.Equal(at) || got.Time.Location() != time.UTC {
 		t.Errorf("time %v, %v; want %v in UTC", got.Time, err, at)
 	}
 	// Fields a newer deerflow adds are skipped.
-	b := encodeMessage(&Message{Role: "user"})
+	b := Encode(&Message{Role: "user"})
 	b = appendString(b, 99, "future")
 	b = appendVarint(b, 98, 7)
-	if got, err := decodeMessage("t", 1, b); err != nil || got.Role != "user" {
+	if got, err := Decode("t", 1, b); err != nil || got.Role != "user" {
 		t.Errorf("with unknown fields: %+v, %v", got, err)
 	}
 	for _, bad := range [][]byte{nil, {0}, {'{'}, {msgFormat, 1<<3 | 2, 5, 'a'}, {msgFormat, 0x80}, {msgFormat, 1<<3 | 5}} {
-		if _, err := decodeMessage("t", 1, bad); err == nil {
-			t.Errorf("decodeMessage(%v) succeeded", bad)
+		if _, err := Decode("t", 1, bad); err == nil {
+			t.Errorf("Decode(%v) succeeded", bad)
 		}
 	}
 }
@@ -70,15 +70,15 @@ func TestMessageCodec(t *testing.T) {
 // FuzzDecodeMessage: no input makes the decoder panic, and whatever it
 // accepts re-encodes to something that decodes the same.
 func FuzzDecodeMessage(f *testing.F) {
-	f.Add(encodeMessage(&Message{Role: "user", Content: "hi", Time: time.Now()}))
-	f.Add(encodeMessage(&Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "1", Name: "x", Arguments: "{}"}}}))
+	f.Add(Encode(&Message{Role: "user", Content: "hi", Time: time.Now()}))
+	f.Add(Encode(&Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "1", Name: "x", Arguments: "{}"}}}))
 	f.Add([]byte{msgFormat, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := decodeMessage("t", 1, b)
+		m, err := Decode("t", 1, b)
 		if err != nil {
 			return
 		}
-		again, err := decodeMessage("t", 1, encodeMessage(m))
+		again, err := Decode("t", 1, Encode(m))
 		if err != nil {
 			t.Fatal(err)
 		}

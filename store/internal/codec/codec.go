@@ -1,11 +1,45 @@
-package store
+// Package codec is the encoding of deerflow's records: a thread's
+// messages, the bulk of the database, in a compact binary format (with the
+// Message type, package store's by alias), and the other records as
+// JSON. Package store writes and reads them, and store/doctor checks them;
+// nothing else may import it.
+//
+// It imports no package of ours.
+package codec
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 )
+
+// ToolCall is one tool invocation requested by the model.
+type ToolCall struct {
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"` // JSON text, as the model sent it
+}
+
+// Message is one entry of a thread's history.
+type Message struct {
+	// Seq orders a thread's messages. AppendMessages assigns it: 1, 2, …
+	// per thread, never reused, even after the last messages are deleted.
+	Seq        uint64     `json:"-"`
+	Role       string     `json:"role"` // system|user|assistant|tool
+	Content    string     `json:"content,omitempty"`
+	Reasoning  string     `json:"reasoning,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+	RunID      string     `json:"run_id,omitempty"`
+	// Hidden messages go to the model but are never shown to users:
+	// synthetic repairs, injected instructions.
+	Hidden bool      `json:"hidden,omitempty"`
+	Time   time.Time `json:"time,omitzero"`
+}
 
 // Messages are the bulk of the database and are read on every turn, so they
 // use a compact binary encoding rather than JSON (which costs about 5 µs to
@@ -62,7 +96,8 @@ func appendVarint(b []byte, num int, v uint64) []byte {
 	return binary.AppendUvarint(appendTag(b, num, wireVarint), v)
 }
 
-func encodeMessage(m *Message) []byte {
+// Encode returns m in the message format.
+func Encode(m *Message) []byte {
 	n := 16 + len(m.Role) + len(m.Content) + len(m.Reasoning) + len(m.ToolCallID) + len(m.Name) + len(m.RunID)
 	for _, tc := range m.ToolCalls {
 		n += 16 + len(tc.ID) + len(tc.Name) + len(tc.Arguments)
@@ -145,7 +180,9 @@ func (r *fieldReader) next() (num int, v uint64, str string, ok bool) {
 	return int(tag >> 3), v, str, r.err == nil
 }
 
-func decodeMessage(threadID string, seq uint64, b []byte) (*Message, error) {
+// Decode reads message seq of thread threadID from b, a value Encode
+// wrote (or a later build, whose new fields it skips).
+func Decode(threadID string, seq uint64, b []byte) (*Message, error) {
 	if len(b) == 0 || b[0] != msgFormat {
 		return nil, fmt.Errorf("store: message %s/%d: unknown format", threadID, seq)
 	}
@@ -212,4 +249,17 @@ func decodeToolCall(s string, errp *error) ToolCall {
 		*errp = r.err
 	}
 	return tc
+}
+
+// JSON marshals v, a record other than a message, as compact JSON without
+// HTML escaping. The result is a fresh slice: bbolt needs Put values to
+// stay valid until commit.
+func JSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
