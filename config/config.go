@@ -149,10 +149,31 @@ type Channels struct {
 
 // Telegram configures the Telegram bot channel.
 type Telegram struct {
-	Enabled      bool     `yaml:"enabled"`
-	BotToken     string   `yaml:"bot_token"`
-	APIURL       string   `yaml:"api_url"`
-	AllowedUsers []string `yaml:"allowed_users"`
+	Enabled      bool           `yaml:"enabled"`
+	BotToken     string         `yaml:"bot_token"`
+	APIURL       string         `yaml:"api_url"`
+	AllowedUsers []string       `yaml:"allowed_users"`
+	Limits       TelegramLimits `yaml:"limits"`
+}
+
+// TelegramLimits is how fast the bot lets itself send (see SendLimits);
+// absent keys take the Bot FAQ's numbers, 0 turns that limit off.
+type TelegramLimits struct {
+	PerChatPerSecond  float64 `yaml:"per_chat_per_second"`  // default 1
+	PerChatBurst      int     `yaml:"per_chat_burst"`       // default 4; 0: no burst
+	PerGroupPerMinute float64 `yaml:"per_group_per_minute"` // default 20
+	GlobalPerSecond   float64 `yaml:"global_per_second"`    // default 30
+}
+
+// SendLimits is how fast a Slack or Lark channel lets itself send into one
+// chat (a channel, group or DM) and overall: limits of our own, below the
+// platform's, which answers faster callers with a 429 that is honoured
+// anyway. An absent key takes the platform's documented limit; 0 turns
+// that limit off.
+type SendLimits struct {
+	PerChatPerSecond float64 `yaml:"per_chat_per_second"`
+	PerChatBurst     int     `yaml:"per_chat_burst"` // calls at once before the spacing; 0: no burst
+	GlobalPerSecond  float64 `yaml:"global_per_second"`
 }
 
 // Slack configures the Slack Socket Mode channel.
@@ -162,6 +183,9 @@ type Slack struct {
 	AppToken     string   `yaml:"app_token"`
 	APIURL       string   `yaml:"api_url"`
 	AllowedUsers []string `yaml:"allowed_users"`
+	// Limits default to 1 a second per channel in bursts of 3 (Slack's
+	// chat.postMessage limit) and none of ours overall.
+	Limits SendLimits `yaml:"limits"`
 }
 
 // Lark configures the Feishu/Lark channel.
@@ -171,6 +195,10 @@ type Lark struct {
 	AppSecret    string   `yaml:"app_secret"`
 	Domain       string   `yaml:"domain"`
 	AllowedUsers []string `yaml:"allowed_users"`
+	// Limits default to 5 a second per chat without bursts (Lark's 5 QPS
+	// per user and per group) and 16 a second overall (its 1000 a minute
+	// per app).
+	Limits SendLimits `yaml:"limits"`
 }
 
 // Console configures the terminal channel used by `deerflow chat`.

@@ -92,9 +92,10 @@ func TestDefaults(t *testing.T) {
 		Router:   Router{MaxQueued: 20},
 		Shutdown: Shutdown{GraceSeconds: 30},
 		Channels: Channels{
-			Telegram: Telegram{APIURL: "https://api.telegram.org"},
-			Slack:    Slack{APIURL: "https://slack.com/api/"},
-			Lark:     Lark{Domain: "https://open.feishu.cn"},
+			Telegram: Telegram{APIURL: "https://api.telegram.org",
+				Limits: TelegramLimits{PerChatPerSecond: 1, PerChatBurst: 4, PerGroupPerMinute: 20, GlobalPerSecond: 30}},
+			Slack: Slack{APIURL: "https://slack.com/api/", Limits: SendLimits{PerChatPerSecond: 1, PerChatBurst: 3}},
+			Lark:  Lark{Domain: "https://open.feishu.cn", Limits: SendLimits{PerChatPerSecond: 5, PerChatBurst: 1, GlobalPerSecond: 16}},
 		},
 		Console:   Console{User: "ann"},
 		Sandbox:   Sandbox{Network: true, BashTimeoutSeconds: 600, MaxUploadMB: 50, Limits: Limits{MemoryMB: 1024, Processes: 256, DiskMB: 2048, TmpMB: 256}},

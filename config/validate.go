@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"path"
@@ -214,6 +215,10 @@ func (v *validator) channels() {
 		v.requiredWhen("channels.lark", "app_id", lk.AppID)
 		v.requiredWhen("channels.lark", "app_secret", lk.AppSecret)
 	}
+	v.sendLimits("channels.telegram.limits", tg.Limits.PerChatPerSecond, tg.Limits.PerChatBurst, tg.Limits.GlobalPerSecond)
+	v.rate("channels.telegram.limits.per_group_per_minute", tg.Limits.PerGroupPerMinute)
+	v.sendLimits("channels.slack.limits", sl.Limits.PerChatPerSecond, sl.Limits.PerChatBurst, sl.Limits.GlobalPerSecond)
+	v.sendLimits("channels.lark.limits", lk.Limits.PerChatPerSecond, lk.Limits.PerChatBurst, lk.Limits.GlobalPerSecond)
 	for _, ch := range []struct {
 		key   string
 		users []string
@@ -223,6 +228,24 @@ func (v *validator) channels() {
 				v.fail(index(ch.key+".allowed_users", i), "must not be empty")
 			}
 		}
+	}
+}
+
+// sendLimits checks one channel's limits: no negative numbers (0 turns
+// a limit off).
+func (v *validator) sendLimits(key string, perChat float64, burst int, global float64) {
+	v.rate(key+".per_chat_per_second", perChat)
+	v.nonNegative(key+".per_chat_burst", burst)
+	v.rate(key+".global_per_second", global)
+}
+
+// rate checks a rate: a finite number, 0 or more.
+func (v *validator) rate(key string, r float64) {
+	switch {
+	case math.IsNaN(r) || math.IsInf(r, 0):
+		v.fail(key, "must be a number, 0 or more (0 turns the limit off)")
+	case r < 0:
+		v.fail(key, "must not be negative, got %g (0 turns the limit off)", r)
 	}
 }
 

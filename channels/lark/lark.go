@@ -47,6 +47,11 @@ type Options struct {
 	Logger           *slog.Logger
 	HTTPClient       *http.Client
 	Metrics          *metrics.Metrics // nil: nothing is recorded
+	// Limits spaces new messages per chat and every send and card patch
+	// overall (see wait); the zero value is no limit of ours (Lark's
+	// rate-limit reset is honoured regardless). PerGroupPerMinute is not
+	// used.
+	Limits channels.Limits
 }
 
 // Channel is a Feishu/Lark bot.
@@ -60,8 +65,10 @@ type Channel struct {
 	link  channels.Link  // from the long connection's lifecycle callbacks
 	tasks channels.Group // what Start owns: the connection, bot info, reactions, downloads
 
+	throttle *channels.Throttle // per chat and overall: Options.Limits
+
 	mu     sync.Mutex
-	limits map[string]*rate.Limiter // per message: patches ≤ 1/s (Lark allows 5 QPS)
+	limits map[string]*rate.Limiter // per message: patches ≤ 5/s (Lark's own per-message limit)
 	pause  channels.Pauses          // per chat: a rate limit's reset
 }
 
@@ -80,7 +87,8 @@ func New(o Options) (*Channel, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: 60 * time.Second}
 	}
-	c := &Channel{o: o, log: o.Logger.With("channel", Name), limits: map[string]*rate.Limiter{}, met: o.Metrics.Channel(Name)}
+	c := &Channel{o: o, log: o.Logger.With("channel", Name), limits: map[string]*rate.Limiter{},
+		throttle: channels.NewThrottle(o.Limits), met: o.Metrics.Channel(Name)}
 	if len(o.AllowedUsers) > 0 {
 		c.allow = map[string]bool{}
 		for _, u := range o.AllowedUsers {
@@ -99,8 +107,9 @@ func New(o Options) (*Channel, error) {
 // Name implements bus.Sender.
 func (c *Channel) Name() string { return Name }
 
-// EditInterval implements bus.EditThrottler: one card patch a second.
-func (c *Channel) EditInterval(string) time.Duration { return time.Second }
+// EditInterval implements bus.EditThrottler: one card patch a second, or
+// as slowly as Options.Limits asks.
+func (c *Channel) EditInterval(string) time.Duration { return c.o.Limits.EditInterval(false) }
 
 // Start learns the bot's open_id, then receives events over the long
 // connection until ctx ends (the SDK reconnects by itself). It returns
@@ -226,6 +235,21 @@ func (c *Channel) allowed(ids ...string) bool {
 		}
 	}
 	return false
+}
+
+// wait spaces a call into chat by Options.Limits (by default Lark's
+// documented send limits: 5 QPS per user or group, about 1000 a minute
+// per app), counting the wait; an empty chat (a card patch) waits for the
+// overall limit only.
+//
+// Counted: new messages and replies (im/v1/messages, the calls Lark
+// limits per user and per group), in the chat and overall; card patches
+// overall, and per message by limiter (Lark allows 5 QPS per message).
+// Not counted: reactions, image and file uploads, downloads.
+func (c *Channel) wait(ctx context.Context, chat string) error {
+	d, err := c.throttle.Wait(ctx, chat, false)
+	c.met.RateLimitWait(d)
+	return err
 }
 
 // limiter returns the patch limiter of one message.

@@ -152,6 +152,9 @@ func (c *Channel) retry(ctx context.Context, chat string, f func() error) error 
 // it answers when there is one (which keeps topics together), else into
 // the chat.
 func (c *Channel) send(ctx context.Context, out *bus.Outbound, msgType, content string) (string, error) {
+	if err := c.wait(ctx, out.ChatID); err != nil {
+		return "", err
+	}
 	if out.ReplyTo != "" {
 		body := larkim.NewReplyMessageReqBodyBuilder().MsgType(msgType).Content(content)
 		if strings.HasPrefix(out.Topic, "t") {
@@ -180,6 +183,9 @@ func (c *Channel) send(ctx context.Context, out *bus.Outbound, msgType, content 
 
 // patch replaces a card's markdown.
 func (c *Channel) patch(ctx context.Context, messageID, md string) error {
+	if err := c.wait(ctx, ""); err != nil {
+		return err
+	}
 	d, err := channels.Wait(ctx, c.limiter(messageID))
 	c.met.RateLimitWait(d)
 	if err != nil {

@@ -20,7 +20,6 @@ import (
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
-	"golang.org/x/time/rate"
 
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/channels"
@@ -48,6 +47,10 @@ type Options struct {
 	Logger       *slog.Logger
 	HTTPClient   *http.Client
 	Metrics      *metrics.Metrics // nil: nothing is recorded
+	// Limits spaces posts and updates per channel or DM (see wait); the
+	// zero value is no limit of ours (a 429's Retry-After is honoured
+	// regardless). PerGroupPerMinute is not used.
+	Limits channels.Limits
 }
 
 // Channel is a Slack app in Socket Mode.
@@ -64,10 +67,10 @@ type Channel struct {
 	tasks          channels.Group // what Start owns: the connection, auth, reactions, acks, downloads
 
 	mu        sync.Mutex
-	limits    map[string]*rate.Limiter // per channel: about one message a second
-	pause     channels.Pauses          // per channel: a 429's Retry-After
-	noStatus  bool                     // assistant.threads.setStatus is not available here
-	reactions map[string]bool          // channel/ts with our "eyes" on it
+	throttle  *channels.Throttle // per channel and overall: Options.Limits
+	pause     channels.Pauses    // per channel: a 429's Retry-After
+	noStatus  bool               // assistant.threads.setStatus is not available here
+	reactions map[string]bool    // channel/ts with our "eyes" on it
 }
 
 // New returns a Channel. It makes no request until Start.
@@ -90,7 +93,7 @@ func New(o Options) (*Channel, error) {
 	c := &Channel{
 		o:         o,
 		log:       o.Logger.With("channel", Name),
-		limits:    map[string]*rate.Limiter{},
+		throttle:  channels.NewThrottle(o.Limits),
 		reactions: map[string]bool{},
 		met:       o.Metrics.Channel(Name),
 	}
@@ -113,8 +116,8 @@ func New(o Options) (*Channel, error) {
 func (c *Channel) Name() string { return Name }
 
 // EditInterval implements bus.EditThrottler: chat.update at most once a
-// second per message.
-func (c *Channel) EditInterval(string) time.Duration { return time.Second }
+// second per message, or as slowly as Options.Limits asks.
+func (c *Channel) EditInterval(string) time.Duration { return c.o.Limits.EditInterval(false) }
 
 // Start learns the bot's ids (auth.test), connects Socket Mode and handles
 // envelopes until ctx ends. A rejected token is fatal. It returns once
@@ -208,26 +211,21 @@ func (c *Channel) allowed(user string) bool {
 	return c.allow == nil || c.allow[user]
 }
 
-// wait spaces sends into channel (about one a second), counting the waits.
+// wait spaces calls into channel by Options.Limits (by default about one
+// a second, as chat.postMessage's special rate limit asks) after any 429's
+// Retry-After, counting the waits.
+//
+// Counted: chat.postMessage and chat.update (the messages Slack spaces per
+// channel). Not counted: reactions, assistant status (typing), ephemeral
+// answers and file uploads, which Slack limits per method, not per
+// channel.
 func (c *Channel) wait(ctx context.Context, channel string) error {
 	d, err := c.pause.Wait(ctx, channel)
 	if err == nil {
 		var w time.Duration
-		w, err = channels.Wait(ctx, c.limiter(channel))
+		w, err = c.throttle.Wait(ctx, channel, false)
 		d += w
 	}
 	c.met.RateLimitWait(d)
 	return err
-}
-
-// limiter returns the channel's send limiter.
-func (c *Channel) limiter(channel string) *rate.Limiter {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	l, ok := c.limits[channel]
-	if !ok {
-		l = rate.NewLimiter(rate.Every(time.Second), 3)
-		c.limits[channel] = l
-	}
-	return l
 }

@@ -2,52 +2,38 @@ package telegram
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/deerflow/deerflow/channels"
 )
 
-// limiter spaces the bot's calls the way Telegram asks: about one message
-// a second per chat, twenty a minute per group, thirty a second overall,
-// and nothing to a chat while a 429's retry_after runs.
+// limiter spaces the bot's calls by Options.Limits (by default what
+// Telegram's Bot FAQ asks: about one message a second per chat, twenty a
+// minute per group, thirty a second overall), and holds every call to a
+// chat while a 429's retry_after runs (Telegram's own, always honoured).
+//
+// Counted, as Telegram counts them: sendMessage, editMessageText,
+// sendPhoto and sendDocument. Not counted: sendChatAction (typing),
+// setMyCommands, getUpdates, getFile and downloads.
 type limiter struct {
-	global *rate.Limiter
+	th *channels.Throttle
 
 	mu     sync.Mutex
-	chats  map[int64]*rate.Limiter
 	paused map[int64]time.Time
 }
 
-func newLimiter() *limiter {
-	return &limiter{
-		global: rate.NewLimiter(30, 30),
-		chats:  map[int64]*rate.Limiter{},
-		paused: map[int64]time.Time{},
-	}
-}
-
-func (l *limiter) chat(id int64) (*rate.Limiter, time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	lim, ok := l.chats[id]
-	if !ok {
-		if id < 0 { // a group
-			lim = rate.NewLimiter(rate.Every(3*time.Second), 4)
-		} else {
-			lim = rate.NewLimiter(rate.Every(time.Second), 4)
-		}
-		l.chats[id] = lim
-	}
-	return lim, l.paused[id]
+func newLimiter(l channels.Limits) *limiter {
+	return &limiter{th: channels.NewThrottle(l), paused: map[int64]time.Time{}}
 }
 
 // wait blocks until a call to chat may go out and returns how long it
 // had to wait.
 func (l *limiter) wait(ctx context.Context, chat int64) (time.Duration, error) {
-	lim, until := l.chat(chat)
+	l.mu.Lock()
+	until := l.paused[chat]
+	l.mu.Unlock()
 	var waited time.Duration
 	if d := time.Until(until); d > 0 {
 		if err := channels.Sleep(ctx, d, nil); err != nil {
@@ -55,12 +41,7 @@ func (l *limiter) wait(ctx context.Context, chat int64) (time.Duration, error) {
 		}
 		waited = d
 	}
-	d, err := channels.Wait(ctx, lim)
-	waited += d
-	if err != nil {
-		return waited, err
-	}
-	d, err = channels.Wait(ctx, l.global)
+	d, err := l.th.Wait(ctx, strconv.FormatInt(chat, 10), chat < 0)
 	return waited + d, err
 }
 

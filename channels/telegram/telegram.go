@@ -42,6 +42,9 @@ type Options struct {
 	PollTimeout time.Duration
 	HTTPClient  *http.Client     // nil: a client with sane timeouts
 	Metrics     *metrics.Metrics // nil: nothing is recorded
+	// Limits spaces sends and edits (see limiter); the zero value is no
+	// limit of ours (a 429's retry_after is honoured regardless).
+	Limits channels.Limits
 }
 
 // Channel is a Telegram bot.
@@ -85,7 +88,7 @@ func New(o Options) (*Channel, error) {
 		log:       o.Logger.With("channel", Name),
 		http:      o.HTTPClient,
 		allow:     allowSet(o.AllowedUsers),
-		lim:       newLimiter(),
+		lim:       newLimiter(o.Limits),
 		met:       o.Metrics.Channel(Name),
 		forbidden: map[int64]bool{},
 		heard:     map[int64]time.Time{},
@@ -110,13 +113,11 @@ func (c *Channel) Name() string { return Name }
 // answered getMe, and for as long as getUpdates polls succeed.
 func (c *Channel) Health() channels.Health { return c.link.Health() }
 
-// EditInterval implements bus.EditThrottler: Telegram allows about one
-// message a second per chat, and twenty a minute in a group.
+// EditInterval implements bus.EditThrottler: once a second, or as slowly
+// as Options.Limits asks (by default one edit in 3 s in a group, where
+// Telegram allows twenty messages a minute).
 func (c *Channel) EditInterval(chatID string) time.Duration {
-	if strings.HasPrefix(chatID, "-") {
-		return 3 * time.Second
-	}
-	return time.Second
+	return c.o.Limits.EditInterval(strings.HasPrefix(chatID, "-"))
 }
 
 // Start learns who the bot is, registers the commands and polls for

@@ -57,14 +57,17 @@ func (f *fakes) config() string {
 		url = f.model.URL
 	}
 	fmt.Fprintf(&c, "models:\n  - {name: m, model: m, base_url: %s, api_key: k}\nchannels:\n", url)
+	// Our own send limits off: the benchmarks measure us, not a queue in
+	// front of a platform (the fakes have no limits).
+	const off = "limits: {per_chat_per_second: 0, global_per_second: 0}"
 	if f.tg != nil {
-		fmt.Fprintf(&c, "  telegram: {enabled: true, bot_token: %q, api_url: %s}\n", f.tg.Token, f.tg.URL)
+		fmt.Fprintf(&c, "  telegram: {enabled: true, bot_token: %q, api_url: %s, limits: {per_chat_per_second: 0, per_group_per_minute: 0, global_per_second: 0}}\n", f.tg.Token, f.tg.URL)
 	}
 	if f.sl != nil {
-		fmt.Fprintf(&c, "  slack: {enabled: true, bot_token: %s, app_token: %s, api_url: %s/api/}\n", f.sl.BotToken, f.sl.AppToken, f.sl.URL)
+		fmt.Fprintf(&c, "  slack: {enabled: true, bot_token: %s, app_token: %s, api_url: %s/api/, %s}\n", f.sl.BotToken, f.sl.AppToken, f.sl.URL, off)
 	}
 	if f.lk != nil {
-		fmt.Fprintf(&c, "  lark: {enabled: true, app_id: %s, app_secret: %s, domain: %s}\n", f.lk.AppID, f.lk.AppSecret, f.lk.URL)
+		fmt.Fprintf(&c, "  lark: {enabled: true, app_id: %s, app_secret: %s, domain: %s, %s}\n", f.lk.AppID, f.lk.AppSecret, f.lk.URL, off)
 	}
 	return c.String()
 }

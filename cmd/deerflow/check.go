@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/deerflow/deerflow/channels"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/redact"
 	"github.com/deerflow/deerflow/sandbox"
@@ -67,6 +68,9 @@ func printConfig(w io.Writer, cfg *config.Config, used string) {
 			state = "enabled, " + c.detail + ", " + whoMay(c.allowed)
 		}
 		fmt.Fprintf(w, "channel\t%s: %s\n", c.name, state)
+		if c.enabled {
+			fmt.Fprintf(w, "channel\t%s limits: %s\n", c.name, describeLimits(c.limits, c.groups))
+		}
 	}
 	fmt.Fprintf(w, "channel\tconsole: available through `deerflow chat`\n")
 	fmt.Fprintf(w, "agent\t%s, up to %d model calls per message, %d messages queued per conversation\n",
@@ -213,6 +217,29 @@ func where(cfg *config.Config, server string) string {
 		}
 	}
 	return ""
+}
+
+// describeLimits says how fast a channel lets itself send, from its
+// limits; a 0 is "no limit of ours".
+func describeLimits(l channels.Limits, groups bool) string {
+	perChat := "no limit of ours per chat"
+	if l.PerChatPerSecond > 0 {
+		perChat = fmt.Sprintf("%g/s per chat in bursts of %d", l.PerChatPerSecond, max(l.PerChatBurst, 1))
+	}
+	parts := []string{perChat}
+	if groups {
+		group := "no limit of ours per group"
+		if l.PerGroupPerMinute > 0 {
+			group = fmt.Sprintf("%g/min per group", l.PerGroupPerMinute)
+		}
+		parts = append(parts, group)
+	}
+	global := "no limit of ours overall"
+	if l.GlobalPerSecond > 0 {
+		global = fmt.Sprintf("%g/s overall", l.GlobalPerSecond)
+	}
+	parts = append(parts, global)
+	return strings.Join(parts, ", ") + " (the platform's 429s are waited out too)"
 }
 
 // whoMay describes an allow-list.

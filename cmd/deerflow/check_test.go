@@ -24,3 +24,29 @@ func TestCheckRedactsURLCredentials(t *testing.T) {
 		t.Errorf("check output lacks %s:\n%s", want, out.String())
 	}
 }
+
+// deerflow check prints the send limits in force for each enabled channel,
+// 0 as no limit of ours, and nothing for a disabled one.
+func TestCheckPrintsLimits(t *testing.T) {
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.Skills.Path = t.TempDir()
+	cfg.Channels.Telegram.Enabled = true
+	cfg.Channels.Telegram.Limits.PerChatPerSecond = 0
+	cfg.Channels.Slack.Enabled = true
+	var out strings.Builder
+	if code := check(cfg, "", &out); code != 0 {
+		t.Fatalf("check: exit %d:\n%s", code, out.String())
+	}
+	for _, want := range []string{
+		"telegram limits: no limit of ours per chat, 20/min per group, 30/s overall",
+		"slack limits: 1/s per chat in bursts of 3, no limit of ours overall",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("check output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "lark limits") {
+		t.Errorf("check printed limits of a disabled channel:\n%s", out.String())
+	}
+}

@@ -86,7 +86,7 @@ func platformChannels(cfg *config.Config, a *app) ([]channels.Channel, error) {
 	if t := cfg.Channels.Telegram; t.Enabled {
 		ch, err := telegram.New(telegram.Options{
 			Token: t.BotToken, APIURL: t.APIURL, AllowedUsers: t.AllowedUsers,
-			Store: a.store, Logger: a.log, Metrics: a.metrics,
+			Store: a.store, Logger: a.log, Metrics: a.metrics, Limits: telegramLimits(t.Limits),
 		})
 		if err != nil {
 			return nil, err
@@ -97,6 +97,7 @@ func platformChannels(cfg *config.Config, a *app) ([]channels.Channel, error) {
 		ch, err := slack.New(slack.Options{
 			BotToken: sl.BotToken, AppToken: sl.AppToken, APIURL: sl.APIURL,
 			AllowedUsers: sl.AllowedUsers, Store: a.store, Logger: a.log, Metrics: a.metrics,
+			Limits: sendLimits(sl.Limits),
 		})
 		if err != nil {
 			return nil, err
@@ -107,6 +108,7 @@ func platformChannels(cfg *config.Config, a *app) ([]channels.Channel, error) {
 		ch, err := lark.New(lark.Options{
 			AppID: lk.AppID, AppSecret: lk.AppSecret, Domain: lk.Domain,
 			AllowedUsers: lk.AllowedUsers, Store: a.store, Logger: a.log, Metrics: a.metrics,
+			Limits: sendLimits(lk.Limits),
 		})
 		if err != nil {
 			return nil, err
@@ -114,6 +116,17 @@ func platformChannels(cfg *config.Config, a *app) ([]channels.Channel, error) {
 		out = append(out, ch)
 	}
 	return out, nil
+}
+
+// telegramLimits and sendLimits are the limits of ours a channel keeps
+// to, from channels.*.limits.
+func telegramLimits(l config.TelegramLimits) channels.Limits {
+	return channels.Limits{PerChatPerSecond: l.PerChatPerSecond, PerChatBurst: l.PerChatBurst,
+		PerGroupPerMinute: l.PerGroupPerMinute, GlobalPerSecond: l.GlobalPerSecond}
+}
+
+func sendLimits(l config.SendLimits) channels.Limits {
+	return channels.Limits{PerChatPerSecond: l.PerChatPerSecond, PerChatBurst: l.PerChatBurst, GlobalPerSecond: l.GlobalPerSecond}
 }
 
 func anyChannel(cfg *config.Config) bool {
@@ -132,14 +145,16 @@ type channelSwitch struct {
 	enabled bool
 	detail  string
 	allowed int
+	limits  channels.Limits
+	groups  bool // the platform has a per-group limit (limits.PerGroupPerMinute)
 }
 
 func channelSwitches(cfg *config.Config) []channelSwitch {
 	ch := cfg.Channels
 	return []channelSwitch{
-		{"telegram", ch.Telegram.Enabled, "at " + ch.Telegram.APIURL, len(ch.Telegram.AllowedUsers)},
-		{"slack", ch.Slack.Enabled, "Socket Mode, Web API at " + ch.Slack.APIURL, len(ch.Slack.AllowedUsers)},
-		{"lark", ch.Lark.Enabled, "long connection at " + ch.Lark.Domain, len(ch.Lark.AllowedUsers)},
+		{"telegram", ch.Telegram.Enabled, "at " + ch.Telegram.APIURL, len(ch.Telegram.AllowedUsers), telegramLimits(ch.Telegram.Limits), true},
+		{"slack", ch.Slack.Enabled, "Socket Mode, Web API at " + ch.Slack.APIURL, len(ch.Slack.AllowedUsers), sendLimits(ch.Slack.Limits), false},
+		{"lark", ch.Lark.Enabled, "long connection at " + ch.Lark.Domain, len(ch.Lark.AllowedUsers), sendLimits(ch.Lark.Limits), false},
 	}
 }
 
