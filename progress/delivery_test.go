@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -182,4 +183,45 @@ func TestOnlyAnswersThatAreNotStreamedAreRecorded(t *testing.T) {
 	if plat.AnswerTx() == nil {
 		t.Error("a platform answer is not recorded with the answer")
 	}
+}
+
+// TestFinalVersionsNeverWait: a subagent that ends 100 ms after its reply
+// was last edited, and the answer right behind it, go out at once — the
+// edit throttle (1 s here) and the first-show delay hold back previews,
+// never an outcome or an answer. A subagent done before its reply was
+// first shown gets one message, final.
+func TestFinalVersionsNeverWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &platform{start: time.Now()}
+		ob, _ := newOutbox(t, p)
+		d := New(t.Context(), &bus.Inbound{Channel: "plat", ChatID: "c1", MessageID: "u1"}, Options{Outbox: ob, Logger: quiet()})
+		defer d.Close()
+		ctx := t.Context()
+		slow := event.Task{ID: "t1", Description: "read the logs", Status: event.TaskRunning}
+		quick := event.Task{ID: "t2", Description: "check the disk", Status: event.TaskRunning}
+		d.Handle(ctx, event.TaskStarted{Task: slow})
+		time.Sleep(800 * time.Millisecond) // t1's reply is shown at 700 ms
+		d.Handle(ctx, event.TaskStarted{Task: quick})
+		time.Sleep(100 * time.Millisecond)
+		quick.Status, quick.Duration = event.TaskCompleted, 100*time.Millisecond
+		d.Handle(ctx, event.TaskDone{Task: quick})
+		slow.Status, slow.Duration = event.TaskCompleted, 900*time.Millisecond
+		d.Handle(ctx, event.TaskDone{Task: slow})
+		d.Handle(ctx, event.Answer{Text: "All fine."})
+		synctest.Wait()
+
+		want := []string{
+			"0s typing",
+			"700ms send m1 final=false: ⏳ read the logs · working",
+			"900ms send m2 final=true: ✅ check the disk · done in 100ms",
+			"900ms edit m1 final=true: ✅ read the logs · done in 900ms",
+			"900ms send m3 final=true: All fine.",
+		}
+		got := p.seen()
+		sort.Strings(got[2:4]) // the two outcomes may go in either order
+		sort.Strings(want[2:4])
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("the chat saw (-want +got):\n%s", diff)
+		}
+	})
 }

@@ -151,8 +151,10 @@ func (e *editor) loop() {
 }
 
 // pause waits until the message may change again, the last change having
-// been at last (zero: never). It reports false when the loop is stopped
-// meanwhile.
+// been at last (zero: never). A last version never waits: not for the
+// first-show delay, not for the edit throttle (the channel's limiter still
+// spaces it); a wait in progress ends as soon as the last version is
+// there. It reports false when the loop is stopped meanwhile.
 func (e *editor) pause(last time.Time) bool {
 	wait := e.interval() - time.Since(last)
 	if last.IsZero() {
@@ -162,17 +164,32 @@ func (e *editor) pause(last time.Time) bool {
 		// for quick answers). "Typing…" shows meanwhile.
 		wait = firstShowAfter
 	}
-	if wait <= 0 {
+	if wait <= 0 || e.lastVersion() {
 		return true
 	}
 	t := time.NewTimer(wait)
-	select {
-	case <-t.C:
-		return true
-	case <-e.stop:
-		t.Stop()
-		return false
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return true
+		case <-e.stop:
+			return false
+		case <-e.kick:
+			if e.lastVersion() {
+				return true
+			}
+		}
 	}
+}
+
+// lastVersion reports whether what the message should say now is its last
+// version.
+func (e *editor) lastVersion() bool {
+	e.d.mu.Lock()
+	defer e.d.mu.Unlock()
+	_, last := e.render()
+	return last
 }
 
 // show sends a version that is not the last: the message, or an edit of
