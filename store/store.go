@@ -64,10 +64,11 @@ type Options struct {
 
 // Store is an open deerflow database. It is safe for concurrent use.
 type Store struct {
-	db     *bbolt.DB
-	path   string
-	batch  batcher
-	health health
+	db       *bbolt.DB
+	path     string
+	batch    batcher
+	health   health
+	counters counters
 }
 
 // Tx is one bbolt transaction seen through deerflow's accessors. It is valid

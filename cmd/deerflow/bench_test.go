@@ -66,6 +66,8 @@ func benchTurns(b *testing.B, a *app) {
 		a.router.Publish(ctx, &bus.Inbound{Channel: "bench", ChatID: fmt.Sprintf("c%d", i), UserID: "u1", Text: "hello"})
 		<-s.final
 	}
+	a.router.WaitIdle(ctx)
+	commits := a.store.Stats().Commits
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -86,11 +88,20 @@ func benchTurns(b *testing.B, a *app) {
 	}
 	b.StopTimer()
 	reportPercentiles(b, lat)
+	reportCommits(b, a, commits)
+}
+
+// reportCommits reports the store's commits (bbolt write transactions)
+// per turn since it had made before commits, b.N turns having run since
+// and the router being idle again.
+func reportCommits(b *testing.B, a *app, before uint64) {
+	b.ReportMetric(float64(a.store.Stats().Commits-before)/float64(b.N), "commits/turn")
 }
 
 // BenchmarkThroughput keeps 100 conversations busy: each sends its next
 // message as soon as its answer arrives. Reports turns per second (budget:
-// ≥ 2,000/s with a zero-latency model on 2 cores).
+// ≥ 2,000/s with a zero-latency model on 2 cores) and the store's commits
+// per turn (concurrent turns share commits through store.Batch).
 func BenchmarkThroughput(b *testing.B) {
 	a := benchApp(b, []agent.ModelRef{{Name: "instant", ID: "instant", Model: instantModel{}}}, nil)
 	s := &chatSender{final: make(chan string, 256)}
@@ -107,6 +118,7 @@ func BenchmarkThroughput(b *testing.B) {
 		<-s.final
 	}
 	a.router.WaitIdle(ctx)
+	commits := a.store.Stats().Commits
 	b.ResetTimer()
 	start := time.Now()
 	sent := 0
@@ -123,6 +135,7 @@ func BenchmarkThroughput(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "turns/s")
 	b.StopTimer()
 	a.router.WaitIdle(ctx)
+	reportCommits(b, a, commits)
 }
 
 // chatSender reports the chat of every final answer; it fails the run on
@@ -183,8 +196,9 @@ func newBenchApp(b *testing.B, models []agent.ModelRef, cfg *config.Config) *app
 
 // BenchmarkTurnOverhead is the harness's cost of one turn: message in
 // through the router, thread and run persisted (with fsync), model call
-// against an instant in-process model, answer persisted, answer out.
-// Budget: ≤ 1 ms p99.
+// against an instant in-process model, answer persisted, answer out. It
+// also reports the store's commits per turn, one turn at a time (each
+// commit is two fsyncs). Budget: ≤ 1 ms p99.
 func BenchmarkTurnOverhead(b *testing.B) {
 	a := benchApp(b, []agent.ModelRef{{Name: "instant", ID: "instant", Model: instantModel{}}}, nil)
 	benchTurns(b, a)
