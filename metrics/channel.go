@@ -1,20 +1,16 @@
 package metrics
 
-import (
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-)
+import "time"
 
 // Channel records one chat channel's traffic. Get it once, when the
 // channel is built (Metrics.Channel), and keep it: its methods do no map
 // lookups and no allocation. A nil *Channel does nothing.
 type Channel struct {
 	m           *Metrics
-	inbound     prometheus.Counter
-	sent        [3][2]prometheus.Counter // sendKinds × ok, error
-	waits       prometheus.Counter
-	waitSeconds prometheus.Counter
+	inbound     *counter
+	sent        [3][2]*counter // sendKinds × ok, error
+	waits       *counter
+	waitSeconds *counter
 }
 
 // Channel returns the recorder of the channel called name ("telegram",
@@ -28,13 +24,13 @@ func (m *Metrics) Channel(name string) *Channel {
 	}
 	c := &Channel{
 		m:           m,
-		inbound:     m.inbound.WithLabelValues(name),
-		waits:       m.waits.WithLabelValues(name),
-		waitSeconds: m.waitSeconds.WithLabelValues(name),
+		inbound:     m.inbound.with(name),
+		waits:       m.waits.with(name),
+		waitSeconds: m.waitSeconds.with(name),
 	}
 	for i, k := range sendKinds {
-		c.sent[i][0] = m.sent.WithLabelValues(name, k, "ok")
-		c.sent[i][1] = m.sent.WithLabelValues(name, k, "error")
+		c.sent[i][0] = m.sent.with(name, k, "ok")
+		c.sent[i][1] = m.sent.with(name, k, "error")
 	}
 	got, _ := m.channels.LoadOrStore(name, c)
 	return got.(*Channel)

@@ -12,18 +12,15 @@
 // other label takes one of the constants below (anything else is recorded
 // as "other"). Never pass a chat id, user id or free text.
 //
-// It imports no deerflow package.
+// It writes the Prometheus text format itself: client_golang would bring
+// protobuf into the binary, megabytes of memory and a millisecond of init
+// at every start. It imports no deerflow package.
 package metrics
 
 import (
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Run outcomes (Run).
@@ -81,21 +78,19 @@ var (
 	taskStatuses = []string{"completed", "failed", "timed_out", "cancelled", "interrupted"}
 )
 
-// Metrics holds deerflow's metrics on a registry of its own (with the Go
-// runtime and process collectors), never the global default one.
+// Metrics holds deerflow's metrics, with the Go runtime's and the
+// process's; nothing is global, so two Metrics count apart.
 type Metrics struct {
-	reg *prometheus.Registry
-
-	inbound      *prometheus.CounterVec   // channel
-	sent         *prometheus.CounterVec   // channel, kind, result
-	waits        *prometheus.CounterVec   // channel
-	waitSeconds  *prometheus.CounterVec   // channel
-	runs         *prometheus.CounterVec   // agent, outcome
-	runSeconds   *prometheus.HistogramVec // agent
-	modelSeconds *prometheus.HistogramVec // model, result
-	tokens       *prometheus.CounterVec   // model, type
-	errs         *prometheus.CounterVec   // kind
-	tasks        *prometheus.CounterVec   // status
+	inbound      *vec[counter]   // channel
+	sent         *vec[counter]   // channel, kind, result
+	waits        *vec[counter]   // channel
+	waitSeconds  *vec[counter]   // channel
+	runs         *vec[counter]   // agent, outcome
+	runSeconds   *vec[histogram] // agent
+	modelSeconds *vec[histogram] // model, result
+	tokens       *vec[counter]   // model, type
+	errs         *vec[counter]   // kind
+	tasks        *vec[counter]   // status
 
 	queue    funcGauges // queued messages, running runs
 	subs     funcGauges // running subagents
@@ -103,47 +98,36 @@ type Metrics struct {
 	models   sync.Map   // name → *model
 }
 
-// New returns Metrics on a new registry.
+// New returns Metrics with every count at zero.
 func New() *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
-	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
-		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "deerflow_" + name, Help: help}, labels)
-		m.reg.MustRegister(c)
-		return c
-	}
-	histogram := func(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
-		h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "deerflow_" + name, Help: help, Buckets: buckets}, labels)
-		m.reg.MustRegister(h)
-		return h
-	}
-	m.inbound = counter("inbound_messages_total", "Messages from people accepted by a channel (allow-listed and addressed to the bot).", "channel")
-	m.sent = counter("outbound_sends_total", "Messages, edits and files a channel delivered to its platform, by result (ok, error).", "channel", "kind", "result")
-	m.waits = counter("rate_limit_waits_total", "Times a send waited for a rate limit: the bot's own spacing or the platform's retry-after.", "channel")
-	m.waitSeconds = counter("rate_limit_wait_seconds_total", "Seconds sends spent waiting for rate limits.", "channel")
-	m.runs = counter("runs_total", "Finished agent runs by outcome.", "agent", "outcome")
-	m.runSeconds = histogram("run_duration_seconds", "How long agent runs took, from start to their last event.",
+	m := &Metrics{}
+	m.inbound = newCounterVec("deerflow_inbound_messages_total", "Messages from people accepted by a channel (allow-listed and addressed to the bot).", "channel")
+	m.sent = newCounterVec("deerflow_outbound_sends_total", "Messages, edits and files a channel delivered to its platform, by result (ok, error).", "channel", "kind", "result")
+	m.waits = newCounterVec("deerflow_rate_limit_waits_total", "Times a send waited for a rate limit: the bot's own spacing or the platform's retry-after.", "channel")
+	m.waitSeconds = newCounterVec("deerflow_rate_limit_wait_seconds_total", "Seconds sends spent waiting for rate limits.", "channel")
+	m.runs = newCounterVec("deerflow_runs_total", "Finished agent runs by outcome.", "agent", "outcome")
+	m.runSeconds = newHistogramVec("deerflow_run_duration_seconds", "How long agent runs took, from start to their last event.",
 		[]float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800}, "agent")
-	m.modelSeconds = histogram("model_request_duration_seconds", "Model calls, from request to the end of the streamed answer, by result.",
+	m.modelSeconds = newHistogramVec("deerflow_model_request_duration_seconds", "Model calls, from request to the end of the streamed answer, by result.",
 		[]float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80, 160}, "model", "result")
-	m.tokens = counter("model_tokens_total", "Tokens the model provider reported, by type (prompt, completion).", "model", "type")
-	m.errs = counter("errors_total", "Errors by kind: model, tool, send, store, channel.", "kind")
-	m.tasks = counter("subagent_tasks_total", "Finished subagent tasks by status.", "status")
+	m.tokens = newCounterVec("deerflow_model_tokens_total", "Tokens the model provider reported, by type (prompt, completion).", "model", "type")
+	m.errs = newCounterVec("deerflow_errors_total", "Errors by kind: model, tool, send, store, channel.", "kind")
+	m.tasks = newCounterVec("deerflow_subagent_tasks_total", "Finished subagent tasks by status.", "status")
 	// Known series start at zero, so rates and alerts work before the
 	// first event.
 	for _, k := range errorKinds {
-		m.errs.WithLabelValues(k)
+		m.errs.with(k)
 	}
 	for _, a := range agents {
 		for _, o := range outcomes {
-			m.runs.WithLabelValues(a, o)
+			m.runs.with(a, o)
 		}
 	}
-	m.queue = funcGauges{reg: m.reg, gauges: []gaugeSpec{
+	m.queue.gauges = []gaugeSpec{
 		{"deerflow_queued_messages", "Messages waiting for their conversation's current run to end, across conversations."},
 		{"deerflow_running_runs", "Agent runs in progress."},
-	}}
-	m.subs = funcGauges{reg: m.reg, gauges: []gaugeSpec{{"deerflow_running_subagents", "Subagents running now, across conversations."}}}
+	}
+	m.subs.gauges = []gaugeSpec{{"deerflow_running_subagents", "Subagents running now, across conversations."}}
 	return m
 }
 
@@ -152,7 +136,12 @@ func (m *Metrics) Handler() http.Handler {
 	if m == nil {
 		return http.NotFoundHandler()
 	}
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return handler{
+		collectGo, collectProcess,
+		m.inbound.collect, m.sent.collect, m.waits.collect, m.waitSeconds.collect,
+		m.runs.collect, m.runSeconds.collect, m.modelSeconds.collect, m.tokens.collect,
+		m.errs.collect, m.tasks.collect, m.queue.collect, m.subs.collect,
+	}
 }
 
 // Run records a finished run of agent (Lead or Subagent) with its outcome
@@ -164,8 +153,8 @@ func (m *Metrics) Run(agent, outcome string, d time.Duration) {
 	agent = known(agent, agents)
 	// The duration first: a scrape that sees the run counted sees its
 	// duration too.
-	m.runSeconds.WithLabelValues(agent).Observe(d.Seconds())
-	m.runs.WithLabelValues(agent, known(outcome, outcomes)).Inc()
+	m.runSeconds.with(agent).Observe(d.Seconds())
+	m.runs.with(agent, known(outcome, outcomes)).Inc()
 }
 
 // Error counts an error of kind (ErrModel, ErrTool, ...).
@@ -173,7 +162,7 @@ func (m *Metrics) Error(kind string) {
 	if m == nil {
 		return
 	}
-	m.errs.WithLabelValues(known(kind, errorKinds)).Inc()
+	m.errs.with(known(kind, errorKinds)).Inc()
 }
 
 // SubagentTask counts a finished subagent task by its status (completed,
@@ -182,7 +171,7 @@ func (m *Metrics) SubagentTask(status string) {
 	if m == nil {
 		return
 	}
-	m.tasks.WithLabelValues(known(status, taskStatuses)).Inc()
+	m.tasks.with(known(status, taskStatuses)).Inc()
 }
 
 // QueueDepth exposes deerflow_queued_messages and deerflow_running_runs,
@@ -220,28 +209,4 @@ func known(v string, vocab []string) string {
 		}
 	}
 	return other
-}
-
-// gaugeSpec names one gauge of a funcGauges.
-type gaugeSpec struct{ name, help string }
-
-// funcGauges are gauges read from a callback at scrape time. They are
-// registered with the first callback (so a number nobody provides is not
-// shown as 0), and the callback can be replaced.
-type funcGauges struct {
-	reg    *prometheus.Registry
-	gauges []gaugeSpec
-	once   sync.Once
-	f      atomic.Pointer[func(i int) float64]
-}
-
-func (g *funcGauges) set(f func(i int) float64) {
-	g.f.Store(&f)
-	g.once.Do(func() {
-		for i, s := range g.gauges {
-			g.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: s.name, Help: s.help}, func() float64 {
-				return (*g.f.Load())(i)
-			}))
-		}
-	})
 }

@@ -3,8 +3,6 @@ package metrics
 import (
 	"sync/atomic"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ModelCallInfo is what the latest real call to a model showed.
@@ -15,9 +13,9 @@ type ModelCallInfo struct {
 
 // model holds one configured model's series and its latest call.
 type model struct {
-	ok         prometheus.Observer // the duration of successful calls
-	prompt     prometheus.Counter
-	completion prometheus.Counter
+	ok         *histogram // the duration of successful calls
+	prompt     *counter
+	completion *counter
 	last       atomic.Pointer[ModelCallInfo]
 }
 
@@ -26,9 +24,9 @@ func (m *Metrics) model(name string) *model {
 		return v.(*model)
 	}
 	md := &model{
-		ok:         m.modelSeconds.WithLabelValues(name, OK),
-		prompt:     m.tokens.WithLabelValues(name, "prompt"),
-		completion: m.tokens.WithLabelValues(name, "completion"),
+		ok:         m.modelSeconds.with(name, OK),
+		prompt:     m.tokens.with(name, "prompt"),
+		completion: m.tokens.with(name, "completion"),
 	}
 	v, _ := m.models.LoadOrStore(name, md)
 	return v.(*model)
@@ -47,7 +45,7 @@ func (m *Metrics) ModelCall(name, result string, d time.Duration, promptTokens, 
 	if result == OK {
 		md.ok.Observe(d.Seconds())
 	} else {
-		m.modelSeconds.WithLabelValues(name, result).Observe(d.Seconds())
+		m.modelSeconds.with(name, result).Observe(d.Seconds())
 		if result != Canceled {
 			m.Error(ErrModel)
 		}
