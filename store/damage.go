@@ -123,7 +123,7 @@ func (s *Store) note(write bool, err, fnErr error) {
 	case !write:
 	case err == nil:
 		h.writeErr = nil
-		s.counters.commits.Add(1)
+		s.commits.Add(1)
 	case fnErr == nil:
 		h.writeErr = err
 	}

@@ -8,15 +8,15 @@ import (
 	"github.com/deerflow/deerflow/store/internal/schema"
 )
 
-// PutInbound stores an accepted message that has not been handled yet and
-// returns its sequence number.
+// PutInbound, DeleteInbound and Inbound (oldest first; data valid during
+// the call) are the intake queue of deerflow before the runner, which
+// router.Adopt drains into the runner's at start.
 func (tx *Tx) PutInbound(data []byte) (uint64, error) { return tx.putSeq(schema.Inbound, data) }
 
-// DeleteInbound removes a handled message.
+// DeleteInbound removes a message of that queue; see PutInbound.
 func (tx *Tx) DeleteInbound(seq uint64) error { return tx.deleteSeq(schema.Inbound, seq) }
 
-// Inbound calls fn for every unhandled message, oldest first. data is only
-// valid during the call.
+// Inbound calls fn for each message of that queue; see PutInbound.
 func (tx *Tx) Inbound(fn func(seq uint64, data []byte) error) error {
 	return tx.forEachSeq(schema.Inbound, fn)
 }

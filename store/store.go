@@ -14,11 +14,9 @@
 // A damaged file degrades to its damaged part: a read or write that meets a
 // page bbolt cannot read (bbolt panics on those) or a record that does not
 // decode returns a *DamagedError (ErrDamaged) naming the thread or bucket,
-// and Health reports it. Package store/doctor holds the operator's tools
-// (deerflow doctor, doctor --repair, backup).
-//
-// It imports no deerflow package but its own store/internal/... ones;
-// store/doctor imports it, never the reverse.
+// and Health reports it. The operator's tools (doctor, repair, backup) are
+// in store/doctor, which imports store, never the reverse; store imports
+// only its own store/internal/... packages.
 package store
 
 import (
@@ -26,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -64,11 +63,11 @@ type Options struct {
 
 // Store is an open deerflow database. It is safe for concurrent use.
 type Store struct {
-	db       *bbolt.DB
-	path     string
-	batch    batcher
-	health   health
-	counters counters
+	db      *bbolt.DB
+	path    string
+	batch   batcher
+	health  health
+	commits atomic.Uint64 // write transactions committed (Stats)
 }
 
 // Tx is one bbolt transaction seen through deerflow's accessors. It is valid
