@@ -28,6 +28,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/deerflow/deerflow/internal/fakestall"
 )
 
 // Error codes answered by the fake (Lark's, or Lark-style where Lark has many).
@@ -97,8 +99,8 @@ type Server struct {
 	uploads   map[string]*upload
 	resources map[string][]byte // message_id/file_key -> data
 	reactions map[string][]reaction
-	stalls    map[string]*stall // by path suffix
-	stop      chan struct{}     // closed when the fake closes
+	stalls    fakestall.Set // by path suffix
+	stop      chan struct{} // closed when the fake closes
 }
 
 var serverN atomic.Int64
@@ -118,7 +120,7 @@ func New(t testing.TB) *Server {
 		acks: map[string]int{}, timers: map[*time.Timer]bool{}, chats: map[string]bool{},
 		users: map[string]string{}, msgs: map[string]*msg{}, uuids: map[string]string{},
 		uploads: map[string]*upload{}, resources: map[string][]byte{}, reactions: map[string][]reaction{},
-		stalls: map[string]*stall{}, stop: make(chan struct{}),
+		stop: make(chan struct{}),
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.URL = s.srv.URL

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/deerflow/deerflow/internal/fakestall"
 )
 
 // Call is one Web API call (or upload / private file download) the client made.
@@ -107,7 +109,7 @@ type Server struct {
 	files                    map[string]*fileRec
 	statuses                 map[string]string
 	timers                   []*time.Timer
-	stalls                   map[string]*stall
+	stalls                   fakestall.Set
 	stop                     chan struct{} // closed when the fake closes
 }
 
@@ -122,7 +124,7 @@ func New(t testing.TB) *Server {
 		tickets: map[string]bool{}, conns: map[*wsConn]bool{}, events: map[string]*eventRec{},
 		deliveries: map[string]*delivery{}, channels: map[string]string{}, msgs: map[string]*message{},
 		posted: map[string][]*message{}, failures: map[string][]failure{}, always: map[string]failure{}, files: map[string]*fileRec{},
-		statuses: map[string]string{}, stalls: map[string]*stall{}, stop: make(chan struct{}),
+		statuses: map[string]string{}, stop: make(chan struct{}),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.handleAPI)

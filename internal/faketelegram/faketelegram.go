@@ -40,6 +40,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/deerflow/deerflow/internal/fakestall"
 )
 
 // Server is a fake Bot API endpoint. Its zero value is not usable; call New.
@@ -73,8 +75,8 @@ type Server struct {
 	paths      map[string]*file // by file_path
 	nFiles     int
 	commands   []BotCommand
-	callbacks  map[string]bool   // callback query IDs pushed and not answered
-	stalls     map[string]*stall // by method
+	callbacks  map[string]bool // callback query IDs pushed and not answered
+	stalls     fakestall.Set   // by method
 }
 
 // New starts a Server on 127.0.0.1, shut down when the test ends.
@@ -94,7 +96,6 @@ func New(t testing.TB, token string) *Server {
 		files:       map[string]*file{},
 		paths:       map[string]*file{},
 		callbacks:   map[string]bool{},
-		stalls:      map[string]*stall{},
 	}
 	s.srv = httptest.NewServer(s)
 	s.URL = s.srv.URL
