@@ -2,24 +2,12 @@ package lark
 
 import (
 	"context"
-	"runtime"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/internal/fakelark"
+	"github.com/deerflow/deerflow/internal/testutil"
 )
-
-// publisher accepts every message.
-type publisher struct{ got chan *bus.Inbound }
-
-func (p publisher) Publish(_ context.Context, in *bus.Inbound) error {
-	p.got <- in
-	return nil
-}
-
-func (publisher) StartsRun(string) bool { return false }
 
 // TestStartWaitsForReactions: a reaction Lark never answers is given up
 // when the channel stops, and Start returns only after it has.
@@ -32,45 +20,19 @@ func TestStartWaitsForReactions(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pub := publisher{got: make(chan *bus.Inbound, 1)}
+	pub := testutil.Publisher{Got: make(chan *bus.Inbound, 1)}
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx, pub) }()
 
 	fake.Send(fakelark.MessageEvent{ChatID: "oc_p2p", ChatType: "p2p", SenderOpenID: "ou_user", Content: fakelark.Text("hello")})
-	wait(t, pub.got, "the message")
-	wait(t, began, "the reaction request")
+	testutil.Wait(t, pub.Got, "the message")
+	testutil.Wait(t, began, "the reaction request")
 	cancel()
-	if err := wait(t, done, "Start to return"); err != nil {
+	if err := testutil.Wait(t, done, "Start to return"); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	if n := running("lark.(*Channel).react"); n > 0 {
+	if n := testutil.Goroutines("lark.(*Channel).react"); n > 0 {
 		t.Errorf("%d reaction goroutines still running after Start returned", n)
 	}
-	wait(t, ended, "the reaction request to be given up")
-}
-
-// wait receives from ch, failing the test after 10 s.
-func wait[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-	}
-	var zero T
-	return zero
-}
-
-// running counts the goroutines with fn on their stack.
-func running(fn string) int {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	n := 0
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, fn) {
-			n++
-		}
-	}
-	return n
+	testutil.Wait(t, ended, "the reaction request to be given up")
 }

@@ -3,25 +3,14 @@ package telegram
 import (
 	"context"
 	"errors"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/channels"
 	"github.com/deerflow/deerflow/internal/faketelegram"
+	"github.com/deerflow/deerflow/internal/testutil"
 )
-
-// publisher accepts every message.
-type publisher struct{ got chan *bus.Inbound }
-
-func (p publisher) Publish(_ context.Context, in *bus.Inbound) error {
-	p.got <- in
-	return nil
-}
-
-func (publisher) StartsRun(string) bool { return false }
 
 // started runs c against fake until the returned stop is called; stop
 // returns Start's error.
@@ -33,7 +22,7 @@ func started(t *testing.T, c *Channel, pub bus.Publisher) (stop func() error) {
 	t.Cleanup(cancel)
 	return func() error {
 		cancel()
-		return wait(t, done, "Start to return")
+		return testutil.Wait(t, done, "Start to return")
 	}
 }
 
@@ -46,7 +35,7 @@ func TestDownloadStopsWithChannel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub := publisher{got: make(chan *bus.Inbound, 1)}
+	pub := testutil.Publisher{Got: make(chan *bus.Inbound, 1)}
 	stop := started(t, c, pub)
 
 	ann := faketelegram.User{ID: 501, FirstName: "Ann"}
@@ -54,7 +43,7 @@ func TestDownloadStopsWithChannel(t *testing.T) {
 	m.Caption = "a file"
 	m.Document = &faketelegram.Document{FileID: "doc1", FileUniqueID: "u1", FileName: "a.txt", FileSize: 3}
 	fake.PushMessage(m)
-	in := wait(t, pub.got, "the message")
+	in := testutil.Wait(t, pub.Got, "the message")
 	if len(in.Files) != 1 {
 		t.Fatalf("files = %+v, want one", in.Files)
 	}
@@ -66,14 +55,14 @@ func TestDownloadStopsWithChannel(t *testing.T) {
 		}
 		opened <- err
 	}()
-	wait(t, began, "getFile")
+	testutil.Wait(t, began, "getFile")
 	if err := stop(); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	if err := wait(t, opened, "Open to give up"); err == nil {
+	if err := testutil.Wait(t, opened, "Open to give up"); err == nil {
 		t.Error("Open succeeded while getFile hung")
 	}
-	wait(t, ended, "getFile to be given up")
+	testutil.Wait(t, ended, "getFile to be given up")
 	if _, err := c.Reattach("doc1")(); !errors.Is(err, channels.ErrStopped) {
 		t.Errorf("Open after Start returned: %v, want %v", err, channels.ErrStopped)
 	}
@@ -88,39 +77,13 @@ func TestStartWaitsForCommandMenu(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := started(t, c, publisher{got: make(chan *bus.Inbound, 1)})
-	wait(t, began, "setMyCommands")
+	stop := started(t, c, testutil.Publisher{Got: make(chan *bus.Inbound, 1)})
+	testutil.Wait(t, began, "setMyCommands")
 	if err := stop(); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	if n := running("(*Bot).SetMyCommands"); n > 0 {
+	if n := testutil.Goroutines("(*Bot).SetMyCommands"); n > 0 {
 		t.Errorf("%d setMyCommands goroutines still running after Start returned", n)
 	}
-	wait(t, ended, "setMyCommands to be given up")
-}
-
-// wait receives from ch, failing the test after 10 s.
-func wait[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-	}
-	var zero T
-	return zero
-}
-
-// running counts the goroutines with fn on their stack.
-func running(fn string) int {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	n := 0
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, fn) {
-			n++
-		}
-	}
-	return n
+	testutil.Wait(t, ended, "setMyCommands to be given up")
 }
