@@ -34,6 +34,8 @@ type ModelRef struct {
 	ContextWindow int
 	// Vision: the model takes images (view_image is offered).
 	Vision bool
+	// Price is what the model's tokens cost; the zero Price is unknown.
+	Price Price
 }
 
 // Options configures an Agent. Zero fields take the documented defaults.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent/repair"
+	"github.com/deerflow/deerflow/agent/tokens"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -74,7 +75,7 @@ func (r *run) load(now time.Time) ([]*store.Message, error) {
 		}
 		r.thread = t
 		if a.opts.DailyTokenBudget > 0 {
-			if r.daily, err = readDaily(tx, in.ChatKey); err != nil {
+			if r.daily, err = tokens.ReadDaily(tx, in.ChatKey); err != nil {
 				return err
 			}
 		}

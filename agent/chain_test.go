@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deerflow/deerflow/agent/loopdetect"
+	"github.com/deerflow/deerflow/agent/tokens"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/internal/testutil"
@@ -313,7 +314,7 @@ func TestUsageAndDailyBudget(t *testing.T) {
 		t.Errorf("thread tokens = %d/%d", th.PromptTokens, th.CompletionTokens)
 	}
 	var today int64
-	st.View(func(tx *store.Tx) error { today = DailyTokens(tx, "test:1", a.opts.Now()); return nil })
+	st.View(func(tx *store.Tx) error { today = tokens.Today(tx, "test:1", a.opts.Now()); return nil })
 	if today != 60 {
 		t.Errorf("today = %d", today)
 	}

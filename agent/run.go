@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/deerflow/deerflow/agent/tokens"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/logctx"
 	"github.com/deerflow/deerflow/llm"
@@ -60,17 +61,17 @@ type run struct {
 	gone   bool      // the consumer stopped iterating
 	capped bool      // the run reached MaxTurns
 
-	allowed []string    // the only tools of this run; nil: all
-	usage   llm.Usage   // the run's tokens so far
-	nudge   string      // a hidden note for the next model call only
-	images  []llm.Image // attached to the next model call only
-	summary string      // the thread's summary, given before its messages
-	daily   dailyUsage  // the conversation's tokens today (budget)
-	userIdx int         // the run's user message in history
-	turnCtx string      // TurnContext's text, given with it
-	system  string      // the system prompt, built at the first model call
-	outcome string      // how the run ended, for the metrics (noteEnd)
-	gate    bool        // the begin commit must land before the next event (see exec)
+	allowed []string     // the only tools of this run; nil: all
+	usage   llm.Usage    // the run's tokens so far
+	nudge   string       // a hidden note for the next model call only
+	images  []llm.Image  // attached to the next model call only
+	summary string       // the thread's summary, given before its messages
+	daily   tokens.Daily // the conversation's tokens today (budget)
+	userIdx int          // the run's user message in history
+	turnCtx string       // TurnContext's text, given with it
+	system  string       // the system prompt, built at the first model call
+	outcome string       // how the run ended, for the metrics (noteEnd)
+	gate    bool         // the begin commit must land before the next event (see exec)
 
 	thread  *store.Thread
 	model   ModelRef
@@ -176,10 +177,19 @@ func (r *run) step(toolCtx context.Context, turn int, specs []llm.ToolSpec, p *p
 			r.stopped()
 			return true
 		}
+		if le, ok := errors.AsType[*llm.Error](err); ok && strings.TrimSpace(le.Partial) != "" {
+			r.failPartial(err, le)
+			return true
+		}
 		r.fail(err, llm.UserMessage(err))
 		return true
 	}
 	msg := fromLLM(&resp.Message, r.in.RunID, r.a.opts.Now())
+	if resp.FinishReason == "length" && len(msg.ToolCalls) == 0 && strings.TrimSpace(msg.Content) != "" {
+		// The answer is shown as far as it got, and says so.
+		r.emit(event.TextDelta{Text: cutNote})
+		msg.Content += cutNote
+	}
 	if calls := resp.Message.ToolCalls; len(calls) > 0 {
 		return r.act(toolCtx, turn, msg, calls, p)
 	}
@@ -215,6 +225,8 @@ func (r *run) ask(turn int, specs []llm.ToolSpec) (*llm.Response, error) {
 	r.usage.PromptTokens += resp.Usage.PromptTokens
 	r.usage.CompletionTokens += resp.Usage.CompletionTokens
 	r.usage.TotalTokens += resp.Usage.TotalTokens
+	r.usage.ReasoningTokens += resp.Usage.ReasoningTokens
+	r.usage.CachedTokens += resp.Usage.CachedTokens
 	r.rec.Turns = turn
 	r.rec.PromptTokens, r.rec.CompletionTokens = r.usage.PromptTokens, r.usage.CompletionTokens
 	return resp, nil
@@ -374,7 +386,7 @@ func (r *run) finish(answer *store.Message, usage llm.Usage) {
 		}
 		return nil
 	}, answer)
-	r.emit(event.Answer{Text: answer.Content, Usage: event.Usage{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens}, Capped: r.capped})
+	r.emit(event.Answer{Text: answer.Content, Usage: usageEvent(usage, r.model.Price), Capped: r.capped})
 	if err := r.wait(); err != nil {
 		r.a.log.ErrorContext(r.ctx, "saving the answer failed after it was delivered", "thread", r.in.ThreadID, "err", err)
 		return
@@ -386,10 +398,37 @@ func (r *run) finish(answer *store.Message, usage llm.Usage) {
 }
 
 func (r *run) fail(err error, userText string) {
+	r.failWith(err, userText)
+}
+
+// cutNote ends an answer the model's output length limit cut short.
+const cutNote = "\n\n…(answer cut at the length limit)"
+
+// failPartial ends a run whose model failed after part of its answer was
+// shown. The part stays in the thread, marked as cut, and the person is
+// told why: in the provider's words when it sent an error, else with the
+// sentence for what went wrong (a timeout, a cut stream).
+func (r *run) failPartial(err error, le *llm.Error) {
+	text := llm.UserMessage(err)
+	if why := strings.Join(strings.Fields(le.ProviderMessage), " "); why != "" {
+		why = strings.TrimRight(tools.Clip(why, 200), ". ")
+		text = "The model stopped with an error: " + why + ". Send /retry to try again."
+	}
+	kept := &store.Message{
+		Role:    "assistant",
+		Content: le.Partial + "\n\n(The answer stopped here: the model failed with an error.)",
+		RunID:   r.in.RunID,
+		Time:    r.a.opts.Now(),
+	}
+	r.failWith(err, text, kept)
+}
+
+// failWith ends the run as failed, appending msgs to the thread.
+func (r *run) failWith(err error, userText string, msgs ...*store.Message) {
 	r.a.log.ErrorContext(r.ctx, "run failed", "thread", r.in.ThreadID, "err", err)
 	r.a.history.Forget(r.in.ThreadID)
 	if r.rec != nil {
-		r.end(store.RunError, err.Error())
+		r.end(store.RunError, err.Error(), msgs...)
 		if serr := r.wait(); serr != nil && serr != err {
 			r.a.log.ErrorContext(r.ctx, "recording failed run", "err", serr)
 		}

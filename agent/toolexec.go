@@ -56,6 +56,10 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 		env := r.toolEnv(turn, call, batch, i, attach, emit)
 		go func() {
 			start := time.Now()
+			if call.Truncated {
+				fin <- toolDone{i: i, res: cutCall(call)}
+				return
+			}
 			tctx, cancel := r.a.toolContext(tools.WithEnv(ctx, env), call.Name)
 			defer cancel()
 			res := r.a.chain.callTool(tctx, call, r.callTool)
@@ -130,6 +134,15 @@ func (r *run) toolMessage(call llm.ToolCall, s event.ToolCall, d toolDone) *stor
 	r.emit(event.ToolResult{CallID: s.CallID, Name: s.Name, Summary: s.Summary,
 		Result: tools.Clip(content, 200), IsError: d.res.IsError, Duration: d.dur})
 	return m
+}
+
+// cutCall is the result of a call the output length limit cut: its
+// arguments may be half written, so it is not run, and the model is told.
+func cutCall(call llm.ToolCall) ToolResult {
+	return ToolResult{
+		Content: fmt.Sprintf("Error: this call of %s was cut off at the model's output length limit before its arguments were complete, so it was not run. You may call it again with shorter arguments (for example, write a long file in several parts).", call.Name),
+		IsError: true,
+	}
 }
 
 // callTool is the innermost ToolNext: it calls the registry.

@@ -1,49 +1,19 @@
 package agent
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/deerflow/deerflow/agent/tokens"
+	"github.com/deerflow/deerflow/event"
+	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
 )
 
 // errBudget ends a run before it starts: the conversation has used its
 // tokens for the day.
 var errBudget = errors.New("agent: daily token budget used up")
-
-// dailyUsage is one conversation's tokens on one UTC day.
-type dailyUsage struct {
-	Day    string `json:"day"` // 2006-01-02, UTC
-	Tokens int64  `json:"tokens"`
-}
-
-func dailyKey(chatKey string) string { return "tokens:" + chatKey }
-
-func readDaily(tx *store.Tx, chatKey string) (dailyUsage, error) {
-	var d dailyUsage
-	v, err := tx.State(dailyKey(chatKey))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && v == nil) {
-		return d, nil
-	}
-	if err != nil {
-		return d, err
-	}
-	if err := json.Unmarshal(v, &d); err != nil {
-		return dailyUsage{}, nil // unreadable: start the day afresh
-	}
-	return d, nil
-}
-
-// DailyTokens returns the tokens the conversation used today (UTC).
-func DailyTokens(tx *store.Tx, chatKey string, now time.Time) int64 {
-	d, err := readDaily(tx, chatKey)
-	if err != nil || d.Day != now.UTC().Format(time.DateOnly) {
-		return 0
-	}
-	return d.Tokens
-}
 
 func (r *run) overBudget() bool {
 	b := r.a.opts.DailyTokenBudget
@@ -72,17 +42,18 @@ func (r *run) account(tx *store.Tx, prompt, completion int) error {
 	if r.a.opts.DailyTokenBudget <= 0 {
 		return nil
 	}
-	d, err := readDaily(tx, r.in.ChatKey)
-	if err != nil {
-		return err
+	return tokens.AddToday(tx, r.in.ChatKey, r.a.opts.Now(), int64(prompt+completion))
+}
+
+// Price is what a model's tokens cost (see tokens.Price).
+type Price = tokens.Price
+
+// usageEvent is the Usage an Answer reports: u's tokens and, when the
+// model's prices are known, what they cost.
+func usageEvent(u llm.Usage, p Price) event.Usage {
+	return event.Usage{
+		PromptTokens:     u.PromptTokens,
+		CompletionTokens: u.CompletionTokens,
+		Cost:             p.Cost(int64(u.PromptTokens), int64(u.CompletionTokens)),
 	}
-	if today := r.a.opts.Now().UTC().Format(time.DateOnly); d.Day != today {
-		d = dailyUsage{Day: today}
-	}
-	d.Tokens += int64(prompt + completion)
-	v, err := json.Marshal(d)
-	if err != nil {
-		return err
-	}
-	return tx.PutState(dailyKey(r.in.ChatKey), v)
 }

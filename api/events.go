@@ -37,7 +37,7 @@ func (s *Server) sse(run *runner.Run, ev event.Event) (name string, data any, ok
 		return taskJSON(ev)
 	case event.Answer:
 		return "message", map[string]any{"role": "assistant", "content": ev.Text,
-			"usage": map[string]int{"prompt_tokens": ev.Usage.PromptTokens, "completion_tokens": ev.Usage.CompletionTokens}}, true
+			"usage": usageJSON(ev.Usage)}, true
 	case event.Error:
 		code := "run_failed"
 		if errors.Is(ev.Err, agent.ErrThreadBusy) {
@@ -103,4 +103,14 @@ func taskJSON(ev event.Event) (string, any, bool) {
 		m["result"], m["duration_ms"] = te.Result, te.Duration.Milliseconds()
 	}
 	return event.Name(ev), m, true
+}
+
+// usageJSON is a run's usage as the API reports it; cost_usd only when the
+// model's prices are configured.
+func usageJSON(u event.Usage) map[string]any {
+	m := map[string]any{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens}
+	if u.Cost > 0 {
+		m["cost_usd"] = u.Cost
+	}
+	return m
 }

@@ -98,6 +98,48 @@ type Model struct {
 	SendReasoning bool `yaml:"send_reasoning"`
 	// SupportsVision: the model takes images; view_image is offered.
 	SupportsVision bool `yaml:"supports_vision"`
+	// ReasoningEffort is sent as reasoning_effort: none, minimal, low,
+	// medium, high, xhigh or max (which ones a model takes is the
+	// provider's business); empty: not sent.
+	ReasoningEffort string `yaml:"reasoning_effort"`
+	// Thinking switches the provider's extended thinking on or off; the
+	// zero value sends nothing.
+	Thinking Thinking `yaml:"thinking"`
+	// ExtraBody is merged into every request's JSON body: provider
+	// switches deerflow has no key for.
+	ExtraBody map[string]any `yaml:"extra_body"`
+	// PriceIn and PriceOut are US dollars per million input and output
+	// tokens; 0: unknown (no cost is shown).
+	PriceIn  float64 `yaml:"price_in"`
+	PriceOut float64 `yaml:"price_out"`
+}
+
+// Thinking is a model's thinking switch. YAML accepts a switch
+// (`thinking: on`, `off`, `true`, `false`) or a mapping
+// (`thinking: {enabled: true, budget: 2048}`); a budget implies on.
+type Thinking struct {
+	Enabled *bool `yaml:"enabled"` // nil: not said
+	Budget  int   `yaml:"budget"`  // thinking tokens; 0: the provider's default
+}
+
+// Mode is "on", "off", or "" when the config says nothing.
+func (t Thinking) Mode() string {
+	switch {
+	case t.Enabled != nil && *t.Enabled, t.Enabled == nil && t.Budget > 0:
+		return "on"
+	case t.Enabled != nil:
+		return "off"
+	}
+	return ""
+}
+
+// setScalar reads the switch form: on, off, true, false (yes, no).
+func (t *Thinking) setScalar(s string) bool {
+	b, ok := parseBool(s)
+	if ok {
+		t.Enabled = &b
+	}
+	return ok
 }
 
 // Agent configures the lead agent.

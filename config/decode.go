@@ -54,7 +54,15 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 	if !d.step(n, path) {
 		return
 	}
+	if sv, ok := scalarFormOf(v); ok && n.Kind == yaml.ScalarNode {
+		d.switchScalar(n, sv, path)
+		return
+	}
 	switch v.Kind() {
+	case reflect.Interface:
+		if a := d.anyValue(n, path); a != nil {
+			v.Set(reflect.ValueOf(a))
+		}
 	case reflect.Struct:
 		d.structure(n, v, path)
 	case reflect.Slice:
@@ -140,7 +148,9 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
 	for _, p := range d.pairs(n, path) {
 		e := reflect.New(v.Type().Elem()).Elem()
-		d.value(p.val, e, joinKey(path, p.key.Value))
+		k := joinKey(path, p.key.Value)
+		d.src.lines[k] = p.key.Line
+		d.value(p.val, e, k)
 		m.SetMapIndex(reflect.ValueOf(p.key.Value), e)
 	}
 	v.Set(m)
@@ -196,6 +206,38 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string) bool {
 	}
 	d.src.given[path] = true
 	return true
+}
+
+// scalarForm is a struct that may also be written as one scalar, such as
+// `thinking: on` for `thinking: {enabled: true}`.
+type scalarForm interface {
+	setScalar(s string) bool
+}
+
+func scalarFormOf(v reflect.Value) (scalarForm, bool) {
+	if !v.CanAddr() {
+		return nil, false
+	}
+	sv, ok := v.Addr().Interface().(scalarForm)
+	return sv, ok
+}
+
+// switchScalar decodes the one-scalar form of a struct, which is a switch:
+// on, off, true or false. An empty result (an unset variable) is absent.
+func (d *decoder) switchScalar(n *yaml.Node, sv scalarForm, path string) {
+	s, err := expand(n.Value, d.lookup)
+	if err != nil {
+		d.fail(n.Line, path, "%v", err)
+		return
+	}
+	if s = strings.TrimSpace(s); s == "" {
+		return
+	}
+	if !sv.setScalar(s) {
+		d.fail(n.Line, path, "expected on, off, true, false or a mapping, got %s", valueLength(s))
+		return
+	}
+	d.src.given[path] = true
 }
 
 // pairs returns a mapping's key/value pairs with YAML merge keys (<<)
@@ -304,6 +346,8 @@ func want(k reflect.Kind) string {
 		return "a list"
 	case reflect.Struct, reflect.Map:
 		return "a mapping"
+	case reflect.Interface:
+		return "a value"
 	}
 	return "an integer"
 }

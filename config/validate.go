@@ -196,6 +196,43 @@ func (v *validator) models() {
 		if t := m.Temperature; t != nil && (*t < 0 || *t > 2) {
 			v.fail(k+".temperature", "must be between 0 and 2")
 		}
+		v.modelSwitches(k, m)
+	}
+}
+
+// Keys of the request body that deerflow writes itself; extra_body may
+// not replace them.
+var ownBodyKeys = []string{"model", "messages", "tools", "stream"}
+
+// modelSwitches checks a model's reasoning, thinking, extra body and
+// prices. Its messages name the model: the same mistake is often made in
+// one entry of several.
+func (v *validator) modelSwitches(k string, m Model) {
+	of := fmt.Sprintf("model %q: ", m.Name)
+	switch m.ReasoningEffort {
+	case "", "none", "minimal", "low", "medium", "high", "xhigh", "max":
+	default:
+		v.fail(k+".reasoning_effort", "%smust be none, minimal, low, medium, high, xhigh or max (or left out, to send none); another value can go in extra_body", of)
+	}
+	t := m.Thinking
+	if t.Budget < 0 {
+		v.fail(k+".thinking.budget", "%smust not be negative, got %d", of, t.Budget)
+	}
+	if t.Enabled != nil && !*t.Enabled && t.Budget > 0 {
+		v.fail(k+".thinking.budget", "%sa budget needs thinking on, but enabled is false", of)
+	}
+	for _, key := range ownBodyKeys {
+		if _, ok := m.ExtraBody[key]; ok {
+			v.fail(k+".extra_body."+key, "%sdeerflow sets %s itself; remove it from extra_body", of, key)
+		}
+	}
+	for _, p := range []struct {
+		key   string
+		price float64
+	}{{"price_in", m.PriceIn}, {"price_out", m.PriceOut}} {
+		if p.price < 0 || math.IsNaN(p.price) || math.IsInf(p.price, 0) {
+			v.fail(k+"."+p.key, "%smust be US dollars per million tokens, 0 or more (0: unknown)", of)
+		}
 	}
 }
 

@@ -112,6 +112,9 @@ type Task struct {
 type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
+	// Cost is the tokens' price in US dollars, from the model's
+	// price_in and price_out; 0 when they are unknown.
+	Cost float64 `json:"cost_usd,omitempty"`
 }
 
 // Answer ends a run that finished: Text is its answer. Capped says the run

@@ -6,45 +6,38 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/url"
 	"strings"
 	"syscall"
-
-	openai "github.com/sashabaranov/go-openai"
 )
 
-// classify turns a failure of go-openai or the transport into an *Error,
-// and reports whether sending the request again may succeed.
+// classify turns a failure of the request, the transport or the stream
+// into an *Error, and reports whether sending the request again may
+// succeed.
 func classify(err error, model string) (*Error, bool) {
 	if le, ok := errors.AsType[*Error](err); ok {
 		return le, le.Kind == KindTruncated
 	}
 	e := &Error{Model: model, Err: err}
-	if ae, ok := errors.AsType[*openai.APIError](err); ok {
-		code, _ := ae.Code.(string)
-		if ae.HTTPStatusCode == 0 {
-			// An error event inside a 200 stream.
-			e.Kind = streamErrorKind(ae, code)
-			return e, e.Kind == KindServer || e.Kind == KindRateLimit
+	if se, ok := errors.AsType[*streamError](err); ok {
+		// An error event inside a 200 stream.
+		e.Kind, e.ProviderMessage = streamErrorKind(&se.api), se.api.Message
+		return e, e.Kind == KindServer || e.Kind == KindRateLimit
+	}
+	if se, ok := errors.AsType[*statusError](err); ok {
+		e.Status = se.status
+		code := ""
+		if se.api != nil {
+			code, e.ProviderMessage = se.api.code(), se.api.Message
 		}
-		e.Status = ae.HTTPStatusCode
 		e.Kind = statusKind(e.Status, code)
 		return e, retryStatus(e.Status) && code != "insufficient_quota"
 	}
-	if re, ok := errors.AsType[*openai.RequestError](err); ok {
-		// An error page that is not OpenAI JSON (a proxy's HTML, say):
-		// keep a short excerpt, not the whole page, for the logs.
-		e.Status = re.HTTPStatusCode
-		e.Kind = statusKind(e.Status, "")
-		e.Err = fmt.Errorf("%s: %q", re.HTTPStatus, excerpt(re.Body, 200))
-		return e, retryStatus(e.Status)
-	}
 	e.Kind = KindUnreachable
 	switch {
-	case isJSONError(err), errors.Is(err, openai.ErrTooManyEmptyStreamMessages):
+	case isJSONError(err), errors.Is(err, errEventTooLong):
 		e.Kind = KindBadOutput
 		return e, false
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
@@ -71,8 +64,7 @@ func classify(err error, model string) (*Error, bool) {
 	if _, ok := errors.AsType[*url.Error](err); ok {
 		return e, false // e.g. an unsupported scheme in the base URL
 	}
-	// What is left comes from go-openai's own checks of the request.
-	e.Kind = KindBadRequest
+	e.Kind = KindBadRequest // what is left: building the request failed
 	return e, false
 }
 
@@ -121,13 +113,13 @@ func retryStatus(status int) bool {
 	return false
 }
 
-// streamErrorKind classifies an in-stream error event by its code and type;
+// streamErrorKind classifies an in-stream error by its code and type;
 // providers put either an OpenAI code string or an HTTP status there.
-func streamErrorKind(ae *openai.APIError, code string) Kind {
-	if n, ok := ae.Code.(int); ok && n >= 400 && n < 600 {
+func streamErrorKind(ae *apiError) Kind {
+	if n := ae.status(); n != 0 {
 		return statusKind(n, "")
 	}
-	switch {
+	switch code := ae.code(); {
 	case code == "model_not_found":
 		return KindModel
 	case code == "invalid_api_key":

@@ -1,18 +1,16 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
-
-	openai "github.com/sashabaranov/go-openai"
 )
 
 const defaultTimeout = 10 * time.Minute
@@ -34,6 +32,14 @@ type Options struct {
 	// SendReasoning sends assistant messages' Reasoning back to the
 	// provider as reasoning_content. Some providers reject it.
 	SendReasoning bool
+	// ReasoningEffort is sent as "reasoning_effort"; "" sends none.
+	ReasoningEffort string
+	// Thinking switches the model's reasoning on or off with the
+	// provider's own switch (see thinking.go); the zero value sends none.
+	Thinking Thinking
+	// ExtraBody is merged into every request's JSON (objects recursively,
+	// other values replace ours), for provider switches we don't know.
+	ExtraBody map[string]any
 	// Logf receives retry notes, with the request's context. nil
 	// discards them.
 	Logf func(ctx context.Context, format string, args ...any)
@@ -45,30 +51,46 @@ type Options struct {
 // Client is a Model speaking the OpenAI chat completions protocol. It is
 // safe for concurrent use; reuse one per endpoint so connections are pooled.
 type Client struct {
-	oc            *openai.Client
+	hc            *http.Client
+	url           string // the chat completions endpoint
+	baseURL       string
+	apiKey        string
 	model         string
 	noKey         bool
 	timeout       time.Duration
 	maxRetries    int
 	sendReasoning bool
-	key           string // only to scrub it from error text
+	effort        string
+	thinking      Thinking
+	extraBody     map[string]any
 	logf          func(ctx context.Context, format string, args ...any)
 	sleep         func(ctx context.Context, d time.Duration) error
 }
 
 var _ Model = (*Client)(nil)
 
+const defaultBaseURL = "https://api.openai.com/v1"
+
 // New returns a Client for o. It does not contact the endpoint.
 func New(o Options) *Client {
 	c := &Client{
+		hc:            o.HTTPClient,
+		baseURL:       o.BaseURL,
+		apiKey:        o.APIKey,
 		model:         o.Model,
 		timeout:       o.Timeout,
 		maxRetries:    max(o.MaxRetries, 0),
 		sendReasoning: o.SendReasoning,
-		key:           o.APIKey,
+		effort:        o.ReasoningEffort,
+		thinking:      o.Thinking,
+		extraBody:     o.ExtraBody,
 		logf:          o.Logf,
 		sleep:         o.Sleep,
 	}
+	if c.baseURL == "" {
+		c.baseURL = defaultBaseURL
+	}
+	c.url = strings.TrimRight(c.baseURL, "/") + "/chat/completions"
 	if c.timeout <= 0 {
 		c.timeout = defaultTimeout
 	}
@@ -78,23 +100,22 @@ func New(o Options) *Client {
 	if c.sleep == nil {
 		c.sleep = sleep
 	}
-	cfg := openai.DefaultConfig(o.APIKey)
-	if o.BaseURL != "" {
-		cfg.BaseURL = o.BaseURL
-	}
-	if u, err := url.Parse(cfg.BaseURL); err == nil && o.APIKey == "" {
+	if u, err := url.Parse(c.baseURL); err == nil && o.APIKey == "" {
 		c.noKey = strings.EqualFold(u.Hostname(), "api.openai.com")
 	}
-	hc := o.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Transport: defaultTransport()}
+	if c.hc == nil {
+		c.hc = &http.Client{Transport: defaultTransport()}
 	}
-	cfg.HTTPClient = doer{hc}
-	// Providers send ": keep-alive" comments while a model thinks; each one
-	// counts against this limit between two data events.
-	cfg.EmptyMessagesLimit = 100_000
-	c.oc = openai.NewClientWithConfig(cfg)
 	return c
+}
+
+// Provider names who answers requests for model: the base URL and the
+// model joined by "|". It is what Message.Provider holds.
+func (c *Client) Provider(model string) string {
+	if model == "" {
+		model = c.model
+	}
+	return strings.TrimRight(c.baseURL, "/") + "|" + model
 }
 
 func defaultTransport() *http.Transport {
@@ -107,8 +128,9 @@ func defaultTransport() *http.Transport {
 
 // Stream sends req and streams the answer: text and reasoning deltas as
 // they arrive, then one chunk with the assembled Response. Failures before
-// any data arrived are retried; later ones end the sequence with an *Error.
-// When ctx is cancelled the sequence ends with ctx.Err() itself.
+// any data arrived are retried; later ones end the sequence with an *Error
+// whose Partial holds the text streamed so far. When ctx is cancelled the
+// sequence ends with ctx.Err() itself.
 func (c *Client) Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error] {
 	return func(yield func(Chunk, error) bool) {
 		model := c.model
@@ -127,72 +149,88 @@ func (c *Client) Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, erro
 			yield(Chunk{}, err)
 			return
 		}
-		oreq, err := c.convert(req, model)
+		body, err := c.body(req, model)
 		if err != nil {
 			yield(Chunk{}, &Error{Kind: KindBadRequest, Model: model, Err: err})
 			return
 		}
 		cctx, cancel := context.WithTimeout(ctx, c.timeout)
 		defer cancel()
-		k := &call{c: c, parent: ctx, model: model}
-		cctx = context.WithValue(cctx, callKey{}, k)
-
-		st, first, err := k.open(cctx, &oreq)
+		k := &call{c: c, parent: ctx, model: model, provider: c.Provider(model)}
+		resp, st, first, err := k.open(cctx, body)
 		if err != nil {
 			yield(Chunk{}, err)
 			return
 		}
-		defer st.Close()
+		defer resp.Body.Close()
 		k.read(cctx, st, first, yield)
 	}
 }
 
-// call is the state of one Stream call. The transport wrapper finds it in
-// the request context to hand over the Retry-After of an error response.
+// call is the state of one Stream call.
 type call struct {
-	c      *Client
-	parent context.Context // the caller's ctx, to tell cancellation from our timeout
-	model  string
-
-	retryAfter    time.Duration
-	hasRetryAfter bool
+	c        *Client
+	parent   context.Context // the caller's ctx, to tell cancellation from our timeout
+	model    string
+	provider string
 }
 
-type callKey struct{}
-
-// open establishes the stream and reads its first event, retrying failures
-// that a new attempt may clear.
-func (k *call) open(ctx context.Context, oreq *openai.ChatCompletionRequest) (*openai.ChatCompletionStream, openai.ChatCompletionStreamResponse, error) {
-	var first openai.ChatCompletionStreamResponse
+// open sends the request and reads the stream's first event, retrying
+// failures that a new attempt may clear.
+func (k *call) open(ctx context.Context, body []byte) (*http.Response, *sseReader, *wireChunk, error) {
 	for attempt := 0; ; attempt++ {
-		k.retryAfter, k.hasRetryAfter = 0, false
-		st, err := k.c.oc.CreateChatCompletionStream(ctx, *oreq)
+		resp, err := k.post(ctx, body)
 		if err == nil {
-			first, err = st.Recv()
+			st := newSSEReader(resp.Body)
+			var first *wireChunk
+			if first, err = nextChunk(st); err == nil && first == nil {
+				err = emptyStream(resp, k.model)
+			}
 			if err == nil {
-				return st, first, nil
+				return resp, st, first, nil
 			}
-			if err == io.EOF {
-				err = k.emptyStream(st)
-			}
-			st.Close()
+			resp.Body.Close()
 		}
 		retry, e := k.fail(ctx, err)
 		if !retry || attempt >= k.c.maxRetries {
-			return nil, first, e
+			return nil, nil, nil, e
 		}
 		d := backoff(attempt)
-		if k.hasRetryAfter {
-			d = k.retryAfter
+		var se *statusError
+		if errors.As(err, &se) && se.hasRetryAfter {
+			d = se.retryAfter
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
-			return nil, first, e // waiting would only end in our timeout
+			return nil, nil, nil, e // waiting would only end in our timeout
 		}
 		k.c.logf(ctx, "llm: %s: attempt %d failed, retrying in %s: %v", k.model, attempt+1, d.Round(time.Millisecond), e)
 		if err := k.c.sleep(ctx, d); err != nil {
-			return nil, first, k.ctxErr()
+			return nil, nil, nil, k.ctxErr()
 		}
 	}
+}
+
+// post sends the request; an error status comes back as a *statusError.
+func (k *call) post(ctx context.Context, body []byte) (*http.Response, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, k.c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "text/event-stream")
+	hr.Header.Set("Cache-Control", "no-cache")
+	if k.c.apiKey != "" {
+		hr.Header.Set("Authorization", "Bearer "+k.c.apiKey)
+	}
+	resp, err := k.c.hc.Do(hr)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < http.StatusBadRequest {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	return nil, newStatusError(resp)
 }
 
 // fail reports whether sending the request again may clear err, and turns
@@ -202,13 +240,17 @@ func (k *call) fail(ctx context.Context, err error) (retry bool, _ error) {
 		return false, k.ctxErr()
 	}
 	e, retry := classify(err, k.model)
-	if k.hasRetryAfter {
-		e.RetryAfter = k.retryAfter
-		if k.retryAfter > maxRetryAfter {
+	var se *statusError
+	if errors.As(err, &se) && se.hasRetryAfter {
+		e.RetryAfter = se.retryAfter
+		if se.retryAfter > maxRetryAfter {
 			retry = false
 		}
 	}
-	e.Err = scrub(e.Err, k.c.key)
+	e.Err = scrub(e.Err, k.c.apiKey)
+	if e.ProviderMessage != "" {
+		e.ProviderMessage = scrub(errors.New(e.ProviderMessage), k.c.apiKey).Error()
+	}
 	return retry, e
 }
 
@@ -223,11 +265,11 @@ func (k *call) ctxErr() error {
 }
 
 // emptyStream explains a 200 response that ended before its first event.
-func (k *call) emptyStream(st *openai.ChatCompletionStream) error {
-	if ct := st.Header().Get("Content-Type"); ct != "" && !strings.Contains(ct, "event-stream") {
-		return &Error{Kind: KindBadOutput, Model: k.model, Err: fmt.Errorf("response is %q, not an event stream", ct)}
+func emptyStream(resp *http.Response, model string) error {
+	if ct := resp.Header.Get("Content-Type"); ct != "" && !strings.Contains(ct, "event-stream") {
+		return &Error{Kind: KindBadOutput, Model: model, Err: fmt.Errorf("response is %q, not an event stream", ct)}
 	}
-	return &Error{Kind: KindTruncated, Model: k.model, Err: errors.New("stream ended before its first event")}
+	return &Error{Kind: KindTruncated, Model: model, Err: errors.New("stream ended before its first event")}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -33,6 +33,12 @@ type Error struct {
 	RetryAfter time.Duration // from Retry-After, when present
 	Model      string
 	Err        error
+	// ProviderMessage is the provider's own words for the failure, when it
+	// sent some (an error response or event); empty otherwise.
+	ProviderMessage string
+	// Partial is the answer text streamed before a failure in mid-stream;
+	// the caller has shown it already.
+	Partial string
 }
 
 func (e *Error) Error() string {

@@ -1,6 +1,15 @@
 // Package llm is the chat-model client: one streaming call to an
 // OpenAI-compatible endpoint, with tool-call assembly, usage, reasoning
-// content, retries and user-facing error classification.
+// content, retries and user-facing error classification. It reads the
+// event stream itself (sse.go) and decodes chunks with its own types
+// (wire.go), so that providers' variations decode: content as typed parts
+// (Mistral), reasoning under three names, tool calls without index or id
+// (Gemini), error events (Groq, OpenRouter), and opaque fields that must
+// go back to the provider that sent them (thought signatures,
+// reasoning_details). Each quirk has a fixture in testdata/streams.
+// Requests are go-openai's types, wrapped to carry those opaque fields
+// (request.go); error objects are go-openai's APIError, and ListModels
+// asks go-openai's client.
 //
 // It imports no package of ours.
 package llm
@@ -27,12 +36,19 @@ const (
 type Message struct {
 	Role      Role       `json:"role"`
 	Content   string     `json:"content,omitempty"`
-	Reasoning string     `json:"reasoning,omitempty"` // reasoning_content, when the provider sends it
+	Reasoning string     `json:"reasoning,omitempty"` // reasoning_content, reasoning or reasoning_details' text
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID and Name are set on RoleTool messages: the call answered
 	// and the tool's name.
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	Name       string `json:"name,omitempty"`
+	// Extra holds the provider's opaque fields of an assistant message as
+	// one JSON object (e.g. {"reasoning_details": [...]}), kept verbatim.
+	// They are sent back, merged into the message, only to Provider.
+	Extra json.RawMessage `json:"extra,omitempty"`
+	// Provider is who wrote the Extra fields here and on the tool calls:
+	// the base URL and the model, joined by "|" (see Client.Provider).
+	Provider string `json:"provider,omitempty"`
 	// Images go with a user message to models that see images.
 	Images []Image `json:"-"`
 }
@@ -49,6 +65,13 @@ type ToolCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// Extra holds the provider's opaque fields of the call as one JSON
+	// object (e.g. {"extra_content": {"google": {"thought_signature":
+	// "..."}}}), sent back verbatim only to the message's Provider.
+	Extra json.RawMessage `json:"extra,omitempty"`
+	// Truncated marks a call cut by the output length limit: its
+	// arguments may be incomplete, so it must not be run.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // ToolSpec describes a tool offered to the model.
@@ -73,12 +96,14 @@ type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"` // of CompletionTokens, when the provider says
+	CachedTokens     int `json:"cached_tokens,omitempty"`    // of PromptTokens, served from the provider's cache
 }
 
 // Response is the assembled result of one call.
 type Response struct {
 	Message      Message // always RoleAssistant
-	FinishReason string  // "stop", "tool_calls", "length", "content_filter", ...
+	FinishReason string  // "stop", "tool_calls", "length", "content_filter", ...; never "error" (that is an *Error)
 	Usage        Usage
 }
 

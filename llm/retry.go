@@ -1,7 +1,8 @@
 package llm
 
 import (
-	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -26,24 +27,46 @@ func backoff(attempt int) time.Duration {
 	return rand.N(d) + 1
 }
 
-// doer wraps the HTTP client for go-openai, which exposes neither the
-// headers of an error response nor closes its body. It hands the
-// Retry-After of an error response to the call found in the request
-// context, which is per call and so free of races.
-type doer struct{ c *http.Client }
+// statusError is an HTTP error response: its status, its error object
+// when it has one, else an excerpt of its body, and its Retry-After.
+type statusError struct {
+	status        int
+	api           *apiError
+	body          string
+	retryAfter    time.Duration
+	hasRetryAfter bool
+}
 
-func (d doer) Do(req *http.Request) (*http.Response, error) {
-	resp, err := d.c.Do(req)
-	if err != nil || resp.StatusCode < http.StatusBadRequest {
-		return resp, err
-	}
-	if k, ok := req.Context().Value(callKey{}).(*call); ok {
-		k.retryAfter, k.hasRetryAfter = retryAfter(resp.Header, time.Now())
-	}
+func newStatusError(resp *http.Response) *statusError {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	return resp, nil
+	e := statusFromBody(resp.StatusCode, body)
+	e.retryAfter, e.hasRetryAfter = retryAfter(resp.Header, time.Now())
+	return e
+}
+
+// statusFromBody reads an error response's body: an error object as
+// go-openai's ErrorResponse has it ({"error": {...}}), or (some servers)
+// {"error": "text"}.
+func statusFromBody(status int, body []byte) *statusError {
+	e := &statusError{status: status}
+	var frame struct {
+		Error *apiError `json:"error"`
+	}
+	if json.Unmarshal(body, &frame) == nil && frame.Error != nil {
+		e.api = frame.Error
+	} else {
+		// An error page that is not OpenAI JSON (a proxy's HTML, say):
+		// keep a short excerpt, not the whole page, for the logs.
+		e.body = excerpt(body, 200)
+	}
+	return e
+}
+
+func (e *statusError) Error() string {
+	if e.api != nil {
+		return fmt.Sprintf("status %d: %s", e.status, e.api.Message)
+	}
+	return fmt.Sprintf("status %d: %q", e.status, e.body)
 }
 
 // retryAfter reads the delay a server asked for: OpenAI's retry-after-ms,

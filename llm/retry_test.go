@@ -58,7 +58,10 @@ func TestBackoff(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	api := func(status int, code any) error {
-		return fmt.Errorf("wrapped: %w", &openai.APIError{HTTPStatusCode: status, Code: code, Message: "m"})
+		return fmt.Errorf("wrapped: %w", &statusError{status: status, api: &apiError{openai.APIError{Code: code, Message: "m"}}})
+	}
+	inStream := func(code any, typ string) error {
+		return &streamError{apiError{openai.APIError{Code: code, Type: typ}}}
 	}
 	urlErr := func(err error) error { return &url.Error{Op: "Post", URL: "http://x/v1/chat/completions", Err: err} }
 	tests := []struct {
@@ -80,10 +83,11 @@ func TestClassify(t *testing.T) {
 		{"413", api(413, nil), KindBadRequest, false},
 		{"500", api(500, nil), KindServer, true},
 		{"501", api(501, nil), KindServer, false},
-		{"503 html", &openai.RequestError{HTTPStatusCode: 503, Err: errors.New("invalid character")}, KindServer, true},
-		{"in-stream server_error", &openai.APIError{Type: "server_error"}, KindServer, true},
-		{"in-stream 429", &openai.APIError{Code: 429}, KindRateLimit, true},
-		{"in-stream bad request", &openai.APIError{Type: "invalid_request_error"}, KindBadRequest, false},
+		{"503 html", &statusError{status: 503, body: "<html>"}, KindServer, true},
+		{"in-stream server_error", inStream(nil, "server_error"), KindServer, true},
+		{"in-stream 429", inStream(float64(429), ""), KindRateLimit, true},
+		{"in-stream bad request", inStream(nil, "invalid_request_error"), KindBadRequest, false},
+		{"in-stream rate limit code", inStream("rate_limit_exceeded", ""), KindRateLimit, true},
 		{"refused", urlErr(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}), KindUnreachable, true},
 		{"reset", urlErr(syscall.ECONNRESET), KindUnreachable, true},
 		{"eof before response", urlErr(io.EOF), KindUnreachable, true},
@@ -91,8 +95,8 @@ func TestClassify(t *testing.T) {
 		{"dns temporary", urlErr(&net.DNSError{Err: "timeout", Name: "x", IsTimeout: true}), KindUnreachable, true},
 		{"scheme", urlErr(errors.New("unsupported protocol scheme")), KindUnreachable, false},
 		{"bad json", json.Unmarshal([]byte("{"), new(any)), KindBadOutput, false},
-		{"too many empty", openai.ErrTooManyEmptyStreamMessages, KindBadOutput, false},
-		{"client check", openai.ErrReasoningModelMaxTokensDeprecated, KindBadRequest, false},
+		{"line too long", errEventTooLong, KindBadOutput, false},
+		{"client check", errors.New("no model configured"), KindBadRequest, false},
 		{"ours", &Error{Kind: KindTruncated}, KindTruncated, true},
 	}
 	for _, tt := range tests {
@@ -111,5 +115,30 @@ func TestScrub(t *testing.T) {
 	orig := errors.New("fine")
 	if scrub(orig, "sk-123456") != orig {
 		t.Error("scrub replaced an error without the key")
+	}
+}
+
+// TestErrorBody: error responses are read with go-openai's APIError, and
+// leniently where it refuses them.
+func TestErrorBody(t *testing.T) {
+	tests := []struct {
+		body, message, code, typ string
+		status                   int // the status the code names
+	}{
+		{`{"error":{"message":"bad key","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, "bad key", "invalid_api_key", "invalid_request_error", 0},
+		{`{"error":{"message":["a","b"],"code":429}}`, "a, b", "429", "", 429},
+		{`{"error":{"message":"m","code":null}}`, "m", "", "", 0},
+		{`{"error":"upstream failed"}`, "upstream failed", "", "", 0},
+		{`{"error":{"message":"m","param":3,"code":"c"}}`, "m", "c", "", 0},
+		{`{"error":{"type":"server_error","code":502.0}}`, "", "502", "server_error", 502},
+	}
+	for _, tt := range tests {
+		e := statusFromBody(400, []byte(tt.body))
+		if e.api == nil || e.api.Message != tt.message || e.api.code() != tt.code || e.api.Type != tt.typ || e.api.status() != tt.status {
+			t.Errorf("%s: %+v", tt.body, e.api)
+		}
+	}
+	if e := statusFromBody(502, []byte("<html>bad gateway</html>")); e.api != nil || e.body != "<html>bad gateway</html>" {
+		t.Errorf("%+v", e)
 	}
 }

@@ -2,9 +2,9 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,16 +17,18 @@ import (
 const (
 	maxToolArgs  = 1 << 20 // bytes of arguments per tool call
 	maxToolCalls = 512
+	maxDetails   = 1 << 20 // bytes of reasoning_details kept for the round trip
 )
 
-// read yields the deltas of st, starting with the already received ev,
-// and finally the assembled Response.
-func (k *call) read(ctx context.Context, st *openai.ChatCompletionStream, ev openai.ChatCompletionStreamResponse, yield func(Chunk, error) bool) {
-	var a answer
+// read yields the deltas of the stream, starting with the already decoded
+// first, and finally the assembled Response.
+func (k *call) read(ctx context.Context, st *sseReader, first *wireChunk, yield func(Chunk, error) bool) {
+	a := answer{provider: k.provider}
+	ev := first
 	for {
-		more, err := a.add(&ev, yield)
+		more, err := a.add(ev, yield)
 		if err != nil {
-			yield(Chunk{}, &Error{Kind: KindBadOutput, Model: k.model, Err: err})
+			yield(Chunk{}, k.partial(ctx, err, &a))
 			return
 		}
 		if !more {
@@ -36,46 +38,76 @@ func (k *call) read(ctx context.Context, st *openai.ChatCompletionStream, ev ope
 			yield(Chunk{}, k.ctxErr())
 			return
 		}
-		ev, err = st.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			yield(Chunk{}, k.midStream(ctx, err))
+		if ev, err = nextChunk(st); err != nil {
+			yield(Chunk{}, k.partial(ctx, err, &a))
 			return
+		}
+		if ev == nil {
+			break
 		}
 	}
 	if a.finish == "" {
-		// go-openai reports a cut connection and [DONE] alike as io.EOF;
-		// only a finish_reason tells a complete answer.
-		yield(Chunk{}, &Error{Kind: KindTruncated, Model: k.model, Err: errors.New("stream ended without a finish_reason")})
+		// A cut connection and [DONE] both end the stream; only a
+		// finish_reason tells a complete answer.
+		yield(Chunk{}, k.partial(ctx, &Error{Kind: KindTruncated, Model: k.model, Err: errors.New("stream ended without a finish_reason")}, &a))
 		return
 	}
-	yield(Chunk{Done: &Response{
-		Message: Message{
-			Role:      RoleAssistant,
-			Content:   a.text.String(),
-			Reasoning: a.reasoning.String(),
-			ToolCalls: a.tools.result(),
-		},
-		FinishReason: a.finish,
-		Usage:        a.usage,
-	}}, nil)
+	yield(Chunk{Done: a.response()}, nil)
+}
+
+// nextChunk reads the next chunk of st; nil at the stream's end ([DONE]
+// or EOF).
+func nextChunk(st *sseReader) (*wireChunk, error) {
+	for st.Next() {
+		ev := st.Event()
+		if string(ev.Data) == "[DONE]" {
+			return nil, nil
+		}
+		if len(ev.Data) == 0 || ev.Type == "ping" {
+			continue
+		}
+		return decodeEvent(ev)
+	}
+	if err := st.Err(); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// partial classifies a failure after data arrived and attaches the text
+// the caller has seen. A broken connection then means a cut answer, not
+// an unreachable endpoint.
+func (k *call) partial(ctx context.Context, err error, a *answer) error {
+	_, e := k.fail(ctx, err)
+	le, ok := e.(*Error)
+	if !ok {
+		return e
+	}
+	if le.Kind == KindUnreachable && ctx.Err() == nil {
+		le.Kind = KindTruncated
+	}
+	if le.Model == "" {
+		le.Model = k.model
+	}
+	le.Partial = a.text.String()
+	return le
 }
 
 // answer accumulates a streamed response.
 type answer struct {
+	provider        string
 	text, reasoning strings.Builder
+	details         details
 	tools           toolAcc
 	finish          string
 	usage           Usage
 }
 
-// add takes in one event, yielding its text and reasoning deltas. It
+// add takes in one chunk, yielding its text and reasoning deltas. It
 // reports false when the consumer stopped.
-func (a *answer) add(ev *openai.ChatCompletionStreamResponse, yield func(Chunk, error) bool) (bool, error) {
+func (a *answer) add(ev *wireChunk, yield func(Chunk, error) bool) (bool, error) {
 	if u := ev.Usage; u != nil {
-		a.usage = Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+		a.usage = u.usage()
 	}
 	for i := range ev.Choices {
 		ch := &ev.Choices[i]
@@ -83,14 +115,20 @@ func (a *answer) add(ev *openai.ChatCompletionStreamResponse, yield func(Chunk, 
 			continue
 		}
 		d := &ch.Delta
-		if d.ReasoningContent != "" {
-			a.reasoning.WriteString(d.ReasoningContent)
-			if !yield(Chunk{Reasoning: d.ReasoningContent}, nil) {
+		if err := a.details.add(d.ReasoningDetails); err != nil {
+			return false, err
+		}
+		for _, r := range [2]string{d.Content.Thinking, d.reasoning()} {
+			if r == "" {
+				continue
+			}
+			a.reasoning.WriteString(r)
+			if !yield(Chunk{Reasoning: r}, nil) {
 				return false, nil
 			}
 		}
 		// A refusal is what the model says instead of an answer.
-		for _, s := range [2]string{d.Content, d.Refusal} {
+		for _, s := range [2]string{d.Content.Text, d.Refusal} {
 			if s == "" {
 				continue
 			}
@@ -101,29 +139,93 @@ func (a *answer) add(ev *openai.ChatCompletionStreamResponse, yield func(Chunk, 
 		}
 		for j := range d.ToolCalls {
 			if err := a.tools.add(&d.ToolCalls[j]); err != nil {
-				return false, err
+				return false, &Error{Kind: KindBadOutput, Err: err}
 			}
 		}
 		if ch.FinishReason != "" {
-			a.finish = string(ch.FinishReason)
+			a.finish = ch.FinishReason
 		}
+	}
+	if a.finish == "error" {
+		// OpenRouter: the provider failed mid-answer.
+		se := &streamError{apiError{openai.APIError{Message: "the model stopped with finish_reason \"error\"", Type: "server_error"}}}
+		if ev.Error != nil {
+			se.api = *ev.Error
+		}
+		return false, se
 	}
 	return true, nil
 }
 
-// midStream classifies a failure after data arrived. A broken connection
-// then means a cut answer, not an unreachable endpoint.
-func (k *call) midStream(ctx context.Context, err error) error {
-	_, e := k.fail(ctx, err)
-	if le, ok := e.(*Error); ok && le.Kind == KindUnreachable && ctx.Err() == nil {
-		le.Kind = KindTruncated
+// response is the assembled answer.
+func (a *answer) response() *Response {
+	m := Message{
+		Role:      RoleAssistant,
+		Content:   a.text.String(),
+		Reasoning: a.reasoning.String(),
+		ToolCalls: a.tools.result(a.finish == "length"),
 	}
-	return e
+	if len(a.details.parts) > 0 {
+		b, _ := json.Marshal(map[string]any{"reasoning_details": a.details.parts})
+		m.Extra = b
+	}
+	if m.Extra != nil || slices.ContainsFunc(m.ToolCalls, func(c ToolCall) bool { return c.Extra != nil }) {
+		m.Provider = a.provider
+	}
+	return &Response{Message: m, FinishReason: a.finish, Usage: a.usage}
 }
 
-// toolAcc assembles streamed tool-call deltas. Deltas are merged by their
-// index; for providers that omit it, a delta continues the previous call
-// unless it carries a different id.
+// details accumulates OpenRouter's reasoning_details. Streamed, one entry
+// comes in pieces that share its index: their text, summary, data and
+// signature are joined, and the other fields kept from the first piece.
+type details struct {
+	parts []reasoningPart
+	size  int
+}
+
+func (d *details) add(parts []reasoningPart) error {
+	for _, p := range parts {
+		for _, v := range p {
+			d.size += len(v)
+		}
+		if d.size > maxDetails {
+			return &Error{Kind: KindBadOutput, Err: fmt.Errorf("reasoning_details exceed %d bytes", maxDetails)}
+		}
+		if n := len(d.parts); n > 0 && sameEntry(d.parts[n-1], p) {
+			joinPart(d.parts[n-1], p)
+			continue
+		}
+		d.parts = append(d.parts, p)
+	}
+	return nil
+}
+
+func sameEntry(prev, p reasoningPart) bool {
+	idx, ok := p["index"]
+	return ok && string(prev["index"]) == string(idx) && prev.str("type") == p.str("type")
+}
+
+func joinPart(into, p reasoningPart) {
+	for k, v := range p {
+		switch k {
+		case "text", "summary", "data", "signature":
+			if s := p.str(k); s != "" {
+				joined, _ := json.Marshal(into.str(k) + s)
+				into[k] = joined
+			}
+		default:
+			if _, ok := into[k]; !ok || string(into[k]) == "null" {
+				into[k] = v
+			}
+		}
+	}
+}
+
+// toolAcc assembles streamed tool-call deltas. A delta continues the call
+// with its index, else the call with its id; a delta with neither
+// continues the last call, unless it names a function: then it starts a
+// new one (Gemini sends whole calls without index or id). Two calls are
+// never merged.
 type toolAcc struct {
 	calls []pendingCall
 	last  int // position in calls of the previous delta's call, plus one
@@ -131,11 +233,13 @@ type toolAcc struct {
 
 type pendingCall struct {
 	index    int
+	hasIndex bool
 	id, name string
 	args     []byte
+	extra    json.RawMessage
 }
 
-func (a *toolAcc) add(d *openai.ToolCall) error {
+func (a *toolAcc) add(d *wireToolDelta) error {
 	p := a.find(d)
 	if p == nil {
 		return fmt.Errorf("more than %d tool calls", maxToolCalls)
@@ -146,6 +250,9 @@ func (a *toolAcc) add(d *openai.ToolCall) error {
 	if p.name == "" {
 		p.name = d.Function.Name
 	}
+	if len(d.ExtraContent) > 0 && string(d.ExtraContent) != "null" {
+		p.extra = d.ExtraContent
+	}
 	if len(p.args)+len(d.Function.Arguments) > maxToolArgs {
 		return fmt.Errorf("tool call %q: arguments exceed %d bytes", p.name, maxToolArgs)
 	}
@@ -153,45 +260,62 @@ func (a *toolAcc) add(d *openai.ToolCall) error {
 	return nil
 }
 
-func (a *toolAcc) find(d *openai.ToolCall) *pendingCall {
-	var index int
-	if d.Index != nil {
-		index = *d.Index
-		for i := range a.calls {
-			if a.calls[i].index == index {
-				a.last = i + 1
-				return &a.calls[i]
-			}
+func (a *toolAcc) find(d *wireToolDelta) *pendingCall {
+	for i := len(a.calls) - 1; i >= 0; i-- { // the latest call of a reused index
+		c := &a.calls[i]
+		byIndex := d.Index != nil && c.hasIndex && c.index == *d.Index && (d.ID == "" || c.id == "" || c.id == d.ID)
+		byID := d.Index == nil && d.ID != "" && c.id == d.ID
+		if byIndex || byID {
+			a.last = i + 1
+			return c
 		}
-	} else {
-		if a.last > 0 && (d.ID == "" || d.ID == a.calls[a.last-1].id) {
-			return &a.calls[a.last-1]
-		}
-		for _, c := range a.calls {
-			index = max(index, c.index+1)
-		}
+	}
+	if d.Index == nil && d.ID == "" && d.Function.Name == "" && a.last > 0 {
+		return &a.calls[a.last-1]
 	}
 	if len(a.calls) >= maxToolCalls {
 		return nil
 	}
-	a.calls = append(a.calls, pendingCall{index: index})
+	p := pendingCall{}
+	if d.Index != nil {
+		p.index, p.hasIndex = *d.Index, true
+	} else {
+		for _, c := range a.calls {
+			p.index = max(p.index, c.index+1)
+		}
+	}
+	a.calls = append(a.calls, p)
 	a.last = len(a.calls)
 	return &a.calls[len(a.calls)-1]
 }
 
 // result returns the calls ordered by index. A call the provider sent
-// without an id gets one, since its result must refer to it.
-func (a *toolAcc) result() []ToolCall {
+// without an id gets one, since its result must refer to it. When the
+// answer was cut by the length limit (cut), the call still open and any
+// whose arguments are not JSON are marked Truncated.
+func (a *toolAcc) result(cut bool) []ToolCall {
 	if len(a.calls) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(a.calls, func(x, y pendingCall) int { return x.index - y.index })
+	open := a.last - 1
+	order := make([]int, len(a.calls))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return a.calls[x].index - a.calls[y].index })
 	out := make([]ToolCall, len(a.calls))
-	for i, p := range a.calls {
+	for n, i := range order {
+		p := a.calls[i]
 		if p.id == "" {
 			p.id = "call_" + strconv.Itoa(p.index)
 		}
-		out[i] = ToolCall{ID: p.id, Name: p.name, Arguments: string(p.args)}
+		out[n] = ToolCall{ID: p.id, Name: p.name, Arguments: string(p.args)}
+		if p.extra != nil {
+			out[n].Extra = slices.Concat([]byte(`{"extra_content":`), p.extra, []byte("}"))
+		}
+		if cut && (i == open || (len(p.args) > 0 && !json.Valid(p.args))) {
+			out[n].Truncated = true
+		}
 	}
 	return out
 }

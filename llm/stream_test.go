@@ -4,12 +4,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	openai "github.com/sashabaranov/go-openai"
 )
 
-func delta(index int, id, name, args string) openai.ToolCall {
-	d := openai.ToolCall{ID: id, Function: openai.FunctionCall{Name: name, Arguments: args}}
+func delta(index int, id, name, args string) wireToolDelta {
+	d := wireToolDelta{ID: id}
+	d.Function.Name, d.Function.Arguments = name, arguments(args)
 	if index >= 0 {
 		d.Index = &index
 	}
@@ -19,17 +18,23 @@ func delta(index int, id, name, args string) openai.ToolCall {
 func TestToolAcc(t *testing.T) {
 	tests := []struct {
 		name   string
-		deltas []openai.ToolCall
+		deltas []wireToolDelta
 		want   []ToolCall
 	}{
-		{"by index, out of order", []openai.ToolCall{
+		{"by index, out of order", []wireToolDelta{
 			delta(1, "b", "g", ""), delta(0, "a", "f", `{"x"`), delta(1, "", "", `{}`), delta(0, "", "", `:1}`),
-		}, []ToolCall{{"a", "f", `{"x":1}`}, {"b", "g", `{}`}}},
-		{"no index: same id continues, new id starts", []openai.ToolCall{
+		}, []ToolCall{{ID: "a", Name: "f", Arguments: `{"x":1}`}, {ID: "b", Name: "g", Arguments: `{}`}}},
+		{"no index: same id continues, new id starts", []wireToolDelta{
 			delta(-1, "a", "f", `{"p":`), delta(-1, "", "", `1}`), delta(-1, "b", "g", `{`), delta(-1, "b", "", `}`),
-		}, []ToolCall{{"a", "f", `{"p":1}`}, {"b", "g", `{}`}}},
-		{"missing id gets one", []openai.ToolCall{delta(2, "", "f", "{}")}, []ToolCall{{"call_2", "f", "{}"}}},
-		{"name repeated in every delta", []openai.ToolCall{delta(0, "a", "f", "{"), delta(0, "a", "f", "}")}, []ToolCall{{"a", "f", "{}"}}},
+		}, []ToolCall{{ID: "a", Name: "f", Arguments: `{"p":1}`}, {ID: "b", Name: "g", Arguments: `{}`}}},
+		{"missing id gets one", []wireToolDelta{delta(2, "", "f", "{}")}, []ToolCall{{ID: "call_2", Name: "f", Arguments: "{}"}}},
+		{"name repeated in every delta", []wireToolDelta{delta(0, "a", "f", "{"), delta(0, "a", "f", "}")}, []ToolCall{{ID: "a", Name: "f", Arguments: "{}"}}},
+		{"no index, no id: a new name is a new call", []wireToolDelta{
+			delta(-1, "", "f", `{"a":1}`), delta(-1, "", "f", `{"a":2}`), delta(-1, "", "", ``),
+		}, []ToolCall{{ID: "call_0", Name: "f", Arguments: `{"a":1}`}, {ID: "call_1", Name: "f", Arguments: `{"a":2}`}}},
+		{"one index, two ids: two calls", []wireToolDelta{
+			delta(0, "a", "f", `{}`), delta(0, "b", "g", `{`), delta(0, "", "", `}`),
+		}, []ToolCall{{ID: "a", Name: "f", Arguments: `{}`}, {ID: "b", Name: "g", Arguments: `{}`}}},
 		{"none", nil, nil},
 	}
 	for _, tt := range tests {
@@ -40,7 +45,7 @@ func TestToolAcc(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if got := a.result(); !reflect.DeepEqual(got, tt.want) {
+			if got := a.result(false); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/agent/tokens"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/store"
 )
@@ -168,7 +169,7 @@ func (r *Router) cmdStatus(ctx context.Context, in *bus.Inbound) error {
 	var count int
 	var today int64
 	r.opts.Store.View(func(tx *store.Tx) error {
-		today = agent.DailyTokens(tx, key, r.opts.Now())
+		today = tokens.Today(tx, key, r.opts.Now())
 		count, err = tx.MessageCount(threadID)
 		return err
 	})
@@ -192,6 +193,9 @@ func (r *Router) cmdStatus(ctx context.Context, in *bus.Inbound) error {
 		fmt.Fprintf(&sb, "; today %d of %d in this conversation", today, budget)
 	}
 	sb.WriteString("\n")
+	if cost := model.Price.Cost(t.PromptTokens, t.CompletionTokens); cost > 0 {
+		fmt.Fprintf(&sb, "Cost: about %s at %s's prices\n", tokens.CostText(cost), model.Name)
+	}
 	switch {
 	case busy && !rc.Active.Info().Started.IsZero():
 		fmt.Fprintf(&sb, "Run: working for %s\n", r.opts.Now().Sub(rc.Active.Info().Started).Round(time.Second))

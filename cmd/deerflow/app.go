@@ -263,21 +263,14 @@ func modelRefs(cfg *config.Config, log *slog.Logger) []agent.ModelRef {
 	refs := make([]agent.ModelRef, 0, len(cfg.Models))
 	for _, m := range cfg.Models {
 		name := m.Name
-		client := llm.New(llm.Options{
-			BaseURL:       m.BaseURL,
-			APIKey:        m.APIKey,
-			Model:         m.Model,
-			Timeout:       time.Duration(m.TimeoutSeconds) * time.Second,
-			MaxRetries:    m.MaxRetries,
-			SendReasoning: m.SendReasoning,
-			Logf: func(ctx context.Context, format string, args ...any) {
-				log.WarnContext(ctx, fmt.Sprintf(format, args...), "model", name)
-			},
-		})
+		client := llm.New(modelOptions(m, func(ctx context.Context, format string, args ...any) {
+			log.WarnContext(ctx, fmt.Sprintf(format, args...), "model", name)
+		}))
 		refs = append(refs, agent.ModelRef{
 			Name: m.Name, ID: m.Model, Description: m.Description, Model: client,
 			MaxTokens: m.MaxTokens, Temperature: m.Temperature,
 			ContextWindow: m.ContextWindow, Vision: m.SupportsVision,
+			Price: agent.Price{In: m.PriceIn, Out: m.PriceOut},
 		})
 	}
 	return refs

@@ -21,6 +21,9 @@ type ToolCall struct {
 	ID        string `json:"id,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"` // JSON text, as the model sent it
+	// Extra is the provider's opaque fields of the call (a JSON object),
+	// sent back verbatim to the provider that wrote it (Message.Provider).
+	Extra json.RawMessage `json:"extra,omitempty"`
 }
 
 // Message is one entry of a thread's history.
@@ -39,6 +42,11 @@ type Message struct {
 	// synthetic repairs, injected instructions.
 	Hidden bool      `json:"hidden,omitempty"`
 	Time   time.Time `json:"time,omitzero"`
+	// Extra is the provider's opaque fields of an assistant message (a
+	// JSON object, e.g. reasoning_details), and Provider who wrote them
+	// and the tool calls' Extra: base URL and model joined by "|".
+	Extra    json.RawMessage `json:"extra,omitempty"`
+	Provider string          `json:"provider,omitempty"`
 }
 
 // Messages are the bulk of the database and are read on every turn, so they
@@ -67,13 +75,16 @@ const (
 	fHidden     = 8
 	fTimeSec    = 9  // zigzag varint, Unix seconds
 	fTimeNsec   = 10 // nanoseconds within the second
+	fExtra      = 11 // JSON object, verbatim
+	fProvider   = 12
 )
 
 // ToolCall field numbers.
 const (
-	tcID   = 1
-	tcName = 2
-	tcArgs = 3
+	tcID    = 1
+	tcName  = 2
+	tcArgs  = 3
+	tcExtra = 4 // JSON object, verbatim
 )
 
 func appendTag(b []byte, num, typ int) []byte {
@@ -98,9 +109,9 @@ func appendVarint(b []byte, num int, v uint64) []byte {
 
 // Encode returns m in the message format.
 func Encode(m *Message) []byte {
-	n := 16 + len(m.Role) + len(m.Content) + len(m.Reasoning) + len(m.ToolCallID) + len(m.Name) + len(m.RunID)
+	n := 24 + len(m.Role) + len(m.Content) + len(m.Reasoning) + len(m.ToolCallID) + len(m.Name) + len(m.RunID) + len(m.Extra) + len(m.Provider)
 	for _, tc := range m.ToolCalls {
-		n += 16 + len(tc.ID) + len(tc.Name) + len(tc.Arguments)
+		n += 16 + len(tc.ID) + len(tc.Name) + len(tc.Arguments) + len(tc.Extra)
 	}
 	b := make([]byte, 0, n)
 	b = append(b, msgFormat)
@@ -112,6 +123,7 @@ func Encode(m *Message) []byte {
 		sub = appendString(sub, tcID, tc.ID)
 		sub = appendString(sub, tcName, tc.Name)
 		sub = appendString(sub, tcArgs, tc.Arguments)
+		sub = appendString(sub, tcExtra, string(tc.Extra))
 		b = appendTag(b, fToolCall, wireBytes)
 		b = binary.AppendUvarint(b, uint64(len(sub)))
 		b = append(b, sub...)
@@ -128,6 +140,8 @@ func Encode(m *Message) []byte {
 		b = binary.AppendUvarint(b, uint64(sec<<1^sec>>63))
 		b = appendVarint(b, fTimeNsec, uint64(m.Time.Nanosecond()))
 	}
+	b = appendString(b, fExtra, string(m.Extra))
+	b = appendString(b, fProvider, m.Provider)
 	return b
 }
 
@@ -217,6 +231,10 @@ func Decode(threadID string, seq uint64, b []byte) (*Message, error) {
 			sec, hasTime = int64(v>>1)^-int64(v&1), true
 		case fTimeNsec:
 			nsec = v
+		case fExtra:
+			m.Extra = raw(s)
+		case fProvider:
+			m.Provider = s
 		}
 	}
 	if r.err != nil {
@@ -243,12 +261,22 @@ func decodeToolCall(s string, errp *error) ToolCall {
 			tc.Name = str
 		case tcArgs:
 			tc.Arguments = str
+		case tcExtra:
+			tc.Extra = raw(str)
 		}
 	}
 	if r.err != nil && *errp == nil {
 		*errp = r.err
 	}
 	return tc
+}
+
+// raw returns s as JSON text; nil when empty, as Encode leaves it out.
+func raw(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
 }
 
 // JSON marshals v, a record other than a message, as compact JSON without

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -67,11 +68,31 @@ func TestMessageCodec(t *testing.T) {
 	}
 }
 
+// TestOpaqueFieldNumbers: the provider's opaque fields have numbers of
+// their own, after the older ones, so a reader that predates them skips
+// them.
+func TestOpaqueFieldNumbers(t *testing.T) {
+	in := Message{Role: "assistant", Seq: 2,
+		ToolCalls: []ToolCall{{ID: "1", Name: "a", Arguments: "{}", Extra: json.RawMessage(`{"extra_content":{"google":{"thought_signature":"c2ln"}}}`)}, {ID: "2", Name: "b"}},
+		Extra:     json.RawMessage(`{"reasoning_details":[{"type":"reasoning.encrypted","data":"eA=="}]}`),
+		Provider:  "https://generativelanguage.googleapis.com/v1beta/openai|gemini-3-pro-preview"}
+	if got, err := Decode("t", 2, Encode(&in)); err != nil || !reflect.DeepEqual(*got, in) {
+		t.Errorf("decoded %+v, %v\nwant    %+v", got, err, in)
+	}
+	b := Encode(&Message{Role: "assistant", Extra: json.RawMessage(`{}`), Provider: "p",
+		ToolCalls: []ToolCall{{ID: "1", Extra: json.RawMessage(`{}`)}}})
+	wantTail := []byte{fExtra<<3 | 2, 2, '{', '}', fProvider<<3 | 2, 1, 'p'}
+	if !bytes.HasSuffix(b, wantTail) || !bytes.Contains(b, []byte{tcExtra<<3 | 2, 2, '{', '}'}) {
+		t.Errorf("encoded %v", b)
+	}
+}
+
 // FuzzDecodeMessage: no input makes the decoder panic, and whatever it
 // accepts re-encodes to something that decodes the same.
 func FuzzDecodeMessage(f *testing.F) {
 	f.Add(Encode(&Message{Role: "user", Content: "hi", Time: time.Now()}))
 	f.Add(Encode(&Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "1", Name: "x", Arguments: "{}"}}}))
+	f.Add(Encode(&Message{Role: "assistant", Extra: json.RawMessage(`{"a":1}`), Provider: "p", ToolCalls: []ToolCall{{ID: "1", Extra: json.RawMessage(`{}`)}}}))
 	f.Add([]byte{msgFormat, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Decode("t", 1, b)

@@ -1,0 +1,21 @@
+package tokens
+
+import "testing"
+
+func TestCostText(t *testing.T) {
+	for usd, want := range map[float64]string{
+		0:         "$0",
+		0.00004:   "<$0.0001",
+		0.0123:    "$0.0123",
+		0.12345:   "$0.1235",
+		1.25:      "$1.25",
+		123.4:     "$123.40",
+		-1:        "$0",
+		0.0001:    "$0.0001",
+		0.9999999: "$1.00",
+	} {
+		if got := CostText(usd); got != want {
+			t.Errorf("CostText(%g) = %q, want %q", usd, got, want)
+		}
+	}
+}

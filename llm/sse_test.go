@@ -1,0 +1,117 @@
+package llm
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func readEvents(t testing.TB, stream string, oneByte bool) ([]sseEvent, error) {
+	r := strings.NewReader(stream)
+	st := newSSEReader(r)
+	if oneByte {
+		st = newSSEReader(iotest.OneByteReader(r))
+	}
+	var evs []sseEvent
+	for st.Next() {
+		evs = append(evs, st.Event())
+	}
+	return evs, st.Err()
+}
+
+// TestSSEReader follows the examples of the WHATWG spec's "event stream
+// interpretation".
+func TestSSEReader(t *testing.T) {
+	tests := []struct {
+		name   string
+		stream string
+		want   []sseEvent
+	}{
+		{"data lines joined", "data: YHOO\ndata: +2\ndata: 10\n\n", []sseEvent{{Data: []byte("YHOO\n+2\n10")}}},
+		{"comment, id, named event", ": test stream\n\ndata: first event\nid: 1\n\nevent: error\ndata:second\n\n",
+			[]sseEvent{{Data: []byte("first event"), ID: "1"}, {Type: "error", Data: []byte("second"), ID: "1"}}},
+		{"empty data dispatches, no data does not", "data\n\ndata\ndata\n\ndata:\n\nevent: x\n\n", []sseEvent{
+			{Data: []byte("")}, {Data: []byte("\n")}, {Data: []byte("")},
+		}},
+		{"one space stripped", "data:test\n\ndata:  test\n\n", []sseEvent{{Data: []byte("test")}, {Data: []byte(" test")}}},
+		{"CRLF and CR line ends", "data: a\r\n\r\ndata: b\r\rdata: c\r\n\r\n", []sseEvent{{Data: []byte("a")}, {Data: []byte("b")}, {Data: []byte("c")}}},
+		{"event cut by the end is dropped", "data: whole\n\ndata: half", []sseEvent{{Data: []byte("whole")}}},
+		{"event type does not carry over", "event: error\ndata: a\n\ndata: b\n\n", []sseEvent{{Type: "error", Data: []byte("a")}, {Data: []byte("b")}}},
+		{"retry and unknown fields ignored", "retry: 10\nfoo: bar\ndata: x\n\n", []sseEvent{{Data: []byte("x")}}},
+	}
+	for _, tt := range tests {
+		for _, oneByte := range []bool{false, true} {
+			got, err := readEvents(t, tt.stream, oneByte)
+			if err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.Comparer(func(a, b []byte) bool { return string(a) == string(b) })); diff != "" {
+				t.Errorf("%s (one byte at a time: %v) (-want +got):\n%s", tt.name, oneByte, diff)
+			}
+		}
+	}
+	if _, err := readEvents(t, "data: "+strings.Repeat("x", maxEventLine+1)+"\n\n", false); err != errEventTooLong {
+		t.Errorf("an endless line: %v", err)
+	}
+}
+
+// TestContentParts: content is a string, null, or an array of typed parts.
+func TestContentParts(t *testing.T) {
+	tests := []struct {
+		in   string
+		want content
+	}{
+		{`"hi"`, content{Text: "hi"}},
+		{`null`, content{}},
+		{`[{"type":"text","text":"a"},{"type":"text","text":"b"}]`, content{Text: "ab"}},
+		{`[{"type":"thinking","thinking":[{"type":"text","text":"hm"}]},{"type":"text","text":"x"}]`, content{Text: "x", Thinking: "hm"}},
+		{`[{"type":"thinking","thinking":"plain"}]`, content{Thinking: "plain"}},
+		{`[{"type":"image_url","image_url":{"url":"x"}}]`, content{}},
+	}
+	for _, tt := range tests {
+		var got content
+		if err := json.Unmarshal([]byte(tt.in), &got); err != nil || got != tt.want {
+			t.Errorf("%s: %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+	}
+	var c content
+	if err := json.Unmarshal([]byte(`{"text":"x"}`), &c); err == nil {
+		t.Error("an object accepted as content")
+	}
+}
+
+// FuzzSSEReader: no input makes the reader panic, and reading a byte at a
+// time gives the same events.
+func FuzzSSEReader(f *testing.F) {
+	f.Add("data: a\r\ndata: b\r\n\r\n: c\rid: 1\revent: e\rdata\r\r")
+	f.Add("data: {\"choices\":[]}\n\ndata: [DONE]\n\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		whole, err1 := readEvents(t, s, false)
+		bytewise, err2 := readEvents(t, s, true)
+		if err1 != nil || err2 != nil {
+			return
+		}
+		if diff := cmp.Diff(whole, bytewise, cmp.Comparer(func(a, b []byte) bool { return string(a) == string(b) })); diff != "" {
+			t.Errorf("%q (-whole +bytewise):\n%s", s, diff)
+		}
+	})
+}
+
+// FuzzDecodeEvent: no chunk makes decoding or assembly panic.
+func FuzzDecodeEvent(f *testing.F) {
+	f.Add([]byte(`{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"a"}]}],"tool_calls":[{"function":{"name":"f","arguments":"{"}}],"reasoning_details":[{"type":"reasoning.text","text":"x","index":0}]},"finish_reason":"length"}],"usage":{"prompt_tokens":1}}`))
+	f.Add([]byte(`{"error":"boom"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := decodeEvent(sseEvent{Data: b})
+		if err != nil {
+			return
+		}
+		var a answer
+		if _, err := a.add(c, func(Chunk, error) bool { return true }); err == nil {
+			a.response()
+		}
+	})
+}
