@@ -37,7 +37,10 @@ const usage = `deerflow — an agent harness behind chat platforms.
 Usage:
   deerflow serve [--config FILE]   run every enabled channel until SIGINT/SIGTERM
   deerflow chat  [--config FILE]   talk to the agent in this terminal
-  deerflow check [--config FILE]   validate the configuration and show what would start
+  deerflow check [--config FILE] [--probe-models]
+                                   validate the configuration and show what would start;
+                                   --probe-models also sends each model a few tiny
+                                   requests and shows what works
   deerflow doctor [--config FILE] [--repair]
                                    check the database for damage; --repair (with
                                    deerflow stopped) keeps it as a dated backup and
@@ -93,7 +96,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "backup":
 		return backup(cfg.DBPath(), a.file, stdout, stderr)
 	case "check":
-		return check(cfg, used, stdout)
+		code := check(cfg, used, stdout)
+		if a.probe {
+			fmt.Fprintln(stdout)
+			code = max(code, probeModels(ctx, cfg, stdout))
+		}
+		return code
 	case "chat":
 		err = chat(ctx, cfg, stdin, stdout, stderr)
 	case "serve":
@@ -113,6 +121,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 type args struct {
 	config string
 	repair bool   // doctor --repair
+	probe  bool   // check --probe-models
 	file   string // backup FILE
 }
 
@@ -125,6 +134,9 @@ func parseArgs(cmd string, rest []string, stderr io.Writer) (args, bool) {
 	fs.StringVar(&a.config, "config", "", "configuration file (default ./config.yaml if present)")
 	if cmd == "doctor" {
 		fs.BoolVar(&a.repair, "repair", false, "keep the database as a dated backup and write a new one holding everything still readable")
+	}
+	if cmd == "check" {
+		fs.BoolVar(&a.probe, "probe-models", false, "send each configured model a few tiny requests and show what works")
 	}
 	if err := fs.Parse(rest); err != nil {
 		return a, false
