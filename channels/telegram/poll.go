@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime/multipart"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	tgbot "github.com/go-telegram/bot"
@@ -35,10 +37,26 @@ func (e *apiError) Error() string {
 
 // poll long-polls getUpdates. An update is confirmed to Telegram (by
 // asking for the next offset) only after it was handled: its message is
-// stored by the bus, or it was ignored. The last handled id is kept in the
-// store, so a restart neither repeats nor loses updates.
+// stored by the bus, or it was ignored.
+//
+// The updates of one batch are handled chat by chat, each chat's in order
+// and the chats side by side, so their intake shares commits: a batch of a
+// hundred updates costs about one fsync rather than a hundred in a row.
+//
+// Telegram itself remembers which updates were confirmed, and the bus
+// drops an update it has already stored, so the offset kept in the store
+// is only where a restart starts asking: it is saved at most every
+// offsetSaveEvery and when polling stops, never on a message's path.
+const offsetSaveEvery = 10 * time.Second
+
 func (c *Channel) poll(ctx context.Context, b bus.Publisher) error {
 	offset := c.loadOffset()
+	saved, savedAt := offset, time.Now()
+	defer func() {
+		if offset != saved {
+			c.saveOffset(offset)
+		}
+	}()
 	delay := time.Duration(0)
 	short := false // after a failed poll, one that returns at once shows the recovery
 	for {
@@ -72,25 +90,73 @@ func (c *Channel) poll(ctx context.Context, b bus.Publisher) error {
 		c.link.Set(true, "polling")
 		short = false
 		delay = 0
-		handled := offset
-		for _, u := range updates {
-			if u == nil {
-				continue // "result":[null]: nothing to handle or confirm
-			}
-			if err := c.handle(ctx, b, u); err != nil {
-				// Not stored: leave it unconfirmed and ask again.
-				c.log.Error("could not accept an update; it will be redelivered", "update", u.ID, "err", err)
-				c.met.Error(metrics.ErrStore)
-				delay = time.Second
-				break
-			}
-			handled = u.ID
-		}
-		if handled != offset {
+		if handled, ok := c.handleBatch(ctx, b, offset, updates); handled != offset || !ok {
 			offset = handled
+			if !ok {
+				delay = time.Second
+			}
+		}
+		if offset != saved && time.Since(savedAt) >= offsetSaveEvery {
 			c.saveOffset(offset)
+			saved, savedAt = offset, time.Now()
 		}
 	}
+}
+
+// handleBatch hands one getUpdates batch to the bus: each chat's updates
+// in order, the chats concurrently. It returns the highest update id up to
+// which every update was handled (from, if none was), and false if one
+// could not be: it and everything after it are asked for again (the bus
+// drops those it already stored).
+func (c *Channel) handleBatch(ctx context.Context, b bus.Publisher, from int64, updates []*models.Update) (int64, bool) {
+	byChat := map[int64][]*models.Update{}
+	var order []int64
+	for _, u := range updates {
+		if u == nil {
+			continue // "result":[null]: nothing to handle or confirm
+		}
+		k := chatOf(u)
+		if _, ok := byChat[k]; !ok {
+			order = append(order, k)
+		}
+		byChat[k] = append(byChat[k], u)
+	}
+	failed := make(chan int64, len(order)) // the first update of a chat that could not be handled
+	var wg sync.WaitGroup
+	for _, k := range order {
+		wg.Go(func() {
+			for _, u := range byChat[k] {
+				if err := c.handle(ctx, b, u); err != nil {
+					// Not stored: leave it unconfirmed and ask again.
+					c.log.Error("could not accept an update; it will be redelivered", "update", u.ID, "err", err)
+					c.met.Error(metrics.ErrStore)
+					failed <- u.ID
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(failed)
+	first := int64(math.MaxInt64)
+	for id := range failed {
+		first = min(first, id)
+	}
+	handled := from
+	for _, u := range updates {
+		if u != nil && u.ID < first {
+			handled = max(handled, u.ID)
+		}
+	}
+	return handled, first == math.MaxInt64
+}
+
+// chatOf is the chat an update belongs to, or 0 for one without a message.
+func chatOf(u *models.Update) int64 {
+	if u.Message != nil {
+		return u.Message.Chat.ID
+	}
+	return 0
 }
 
 func (c *Channel) loadOffset() int64 {
