@@ -90,8 +90,8 @@ type Delivery struct {
 	ticker sync.WaitGroup
 }
 
-// New starts the delivery of one run answering in: "typing…" shows at
-// once where the channel has it. ctx is used for the sends outside Handle
+// New starts the delivery of one run answering in: "typing…" shows
+// after typingAfter where the channel has it. ctx is used for the sends outside Handle
 // (it names the run in logs). Call Close when the run has ended.
 func New(ctx context.Context, in *bus.Inbound, opts Options) *Delivery {
 	if opts.Logger == nil {
@@ -137,9 +137,22 @@ func (d *Delivery) now() time.Time { return d.opts.Now() }
 // about five seconds.
 const typingEvery = 4 * time.Second
 
-// typeLoop shows "typing…" until stop closes.
+// typingAfter is how long a run goes before "typing…" shows. An answer
+// ready sooner needs no sign of life (and makes no call that counts
+// against the platform's limits, or that the answer would wait for);
+// later, typing still shows well within 300 ms of the message.
+const typingAfter = 100 * time.Millisecond
+
+// typeLoop shows "typing…" from typingAfter until stop closes.
 func (d *Delivery) typeLoop(t bus.Typer, stop <-chan struct{}) {
 	defer d.ticker.Done()
+	first := time.NewTimer(typingAfter)
+	defer first.Stop()
+	select {
+	case <-first.C:
+	case <-stop:
+		return
+	}
 	tick := time.NewTicker(typingEvery)
 	defer tick.Stop()
 	for {

@@ -119,7 +119,7 @@ func TestAnswerStreamsByEdits(t *testing.T) {
 		synctest.Wait()
 
 		want := []string{
-			"0s typing",
+			"100ms typing",
 			"700ms send m1 final=false: Hel",
 			"1.7s edit m1 final=false: Hello",
 			"2s edit m1 final=true: Hello, world.",
@@ -211,7 +211,7 @@ func TestFinalVersionsNeverWait(t *testing.T) {
 		synctest.Wait()
 
 		want := []string{
-			"0s typing",
+			"100ms typing",
 			"700ms send m1 final=false: ⏳ read the logs · working",
 			"900ms send m2 final=true: ✅ check the disk · done in 100ms",
 			"900ms edit m1 final=true: ✅ read the logs · done in 900ms",

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unicode/utf16"
 
 	"github.com/deerflow/deerflow/config"
@@ -148,7 +149,8 @@ func dump(ms []*faketelegram.SentMessage) string {
 func TestTelegramPrivateConversation(t *testing.T) {
 	tg, model := newTelegram(t), fakeopenai.New(t)
 	model.Script(
-		fakeopenai.Turn{Text: "Hello **Ann**, nice to meet you."},
+		// A first answer slow enough for "typing…" to show (after 100 ms).
+		fakeopenai.Turn{Text: "Hello **Ann**, nice to meet you.", Chunk: -1, Delay: 300 * time.Millisecond},
 		fakeopenai.Turn{Text: "You told me your name: Ann."},
 	)
 	run := startTelegram(t, tg, model, t.TempDir())
