@@ -113,6 +113,10 @@ func (r *Router) enqueue(ctx context.Context, in *bus.Inbound) error {
 		ID: id, Conv: key, ThreadID: threadID, Origin: runner.OriginChat, ChatKey: key,
 		User: in.Channel + ":" + in.UserID, Text: in.Text, Skill: in.Skill, MessageID: in.MessageID,
 		Data: data, Strategy: runner.Enqueue,
+		// A plain message goes straight to the agent, whose first step is
+		// its begin commit; files are fetched, and research may resume,
+		// before that.
+		BeginsAtOnce: len(in.Files) == 0 && in.Research == "",
 		Also: func(tx *store.Tx) error {
 			if dup, err := r.recordTx(tx, in); err != nil || dup {
 				return cmp.Or(err, errDuplicate)

@@ -22,6 +22,13 @@ type Run struct {
 	began atomic.Bool // Begin ran: the queue record went with the run's first commit
 	j     Journal
 
+	// A run started at once (Request.BeginsAtOnce) is stored by its begin
+	// commit: intake is the request's Also, and accepted gets the outcome
+	// Submit waits for (see submitAtOnce).
+	intake   func(*store.Tx) error
+	accepted chan error
+	stored   atomic.Bool // the begin commit that stored it landed
+
 	mu       sync.Mutex
 	status   string
 	errText  string
@@ -46,6 +53,9 @@ func (run *Run) ID() string { return run.Req.ID }
 // records its start: after a crash it either runs again or is known to
 // have started. Engines pass it as agent.Input.OnBegin.
 func (run *Run) Begin(tx *store.Tx) error {
+	if run.accepted != nil {
+		return run.beginAtOnce(tx)
+	}
 	if run.seq == 0 {
 		return nil
 	}
@@ -206,6 +216,7 @@ func stopText(evErr, cause error) string {
 
 // finish ends the run with status (once): its journal gets Ended.
 func (run *Run) finish(status, errText string) {
+	run.settle(status)
 	run.mu.Lock()
 	if run.done {
 		run.mu.Unlock()

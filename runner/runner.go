@@ -89,6 +89,13 @@ type Request struct {
 	// Also, when set, runs inside the transaction that stores the
 	// request; an error from it stores nothing and is Submit's error.
 	Also func(*store.Tx) error `json:"-"`
+	// BeginsAtOnce says the engine calls Run.Begin as the first thing it
+	// does (nothing slow, such as fetching files, comes before). When the
+	// conversation is idle, such a run is then not stored on its own: it
+	// starts at once, and its request (with Also) is stored by its begin
+	// commit, which Submit waits for. One commit, instead of one to queue
+	// it and another to take it off the queue, on the way to the answer.
+	BeginsAtOnce bool `json:"-"`
 }
 
 func (q *Request) normalize() {
@@ -299,6 +306,9 @@ func (r *Runner) Submit(req Request) (Ticket, error) {
 		return Ticket{}, err
 	}
 	run := r.newRun(req, h)
+	if r.atOnce(l, &req) {
+		return r.submitAtOnce(l, run)
+	}
 	seq, err := r.q.Push(&req) // no lock held: the lane counts it as pending
 	if err != nil {
 		r.unreserve(l)
