@@ -3,9 +3,12 @@ package llm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,5 +80,28 @@ func benchStream(b *testing.B, c *Client) {
 	slices.Sort(times)
 	if len(times) > 0 {
 		b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds()), "p99-ns")
+	}
+}
+
+// BenchmarkRequestBody encodes a lead agent's request: a system prompt, a
+// short history and twenty tools with schemas of a few hundred bytes each
+// (the tool schemas are most of the bytes; see toolCache).
+func BenchmarkRequestBody(b *testing.B) {
+	c := New(Options{BaseURL: "http://127.0.0.1:1/v1", APIKey: "k", Model: "m"})
+	schema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"` +
+		strings.Repeat("where the file is, under the workspace; ", 8) + `"},"content":{"type":"string"}},"required":["path"]}`)
+	req := &Request{Messages: []Message{
+		{Role: RoleSystem, Content: strings.Repeat("You are a helpful agent. ", 80)},
+		{Role: RoleUser, Content: "hello"}, {Role: RoleAssistant, Content: "hi, what can I do?"},
+		{Role: RoleUser, Content: "ping"},
+	}}
+	for i := range 20 {
+		req.Tools = append(req.Tools, ToolSpec{Name: fmt.Sprintf("tool_%d", i), Description: "does a thing", Parameters: schema})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.body(req, "m"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -63,6 +63,7 @@ type Client struct {
 	effort        string
 	thinking      Thinking
 	extraBody     map[string]any
+	tools         toolCache
 	logf          func(ctx context.Context, format string, args ...any)
 	sleep         func(ctx context.Context, d time.Duration) error
 }

@@ -90,13 +90,6 @@ func (c *Client) body(req *Request, model string) ([]byte, error) {
 	for i := range req.Messages {
 		w.Messages[i] = c.message(&req.Messages[i], provider)
 	}
-	for _, t := range req.Tools {
-		fd := &openai.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
-		if len(t.Parameters) == 0 {
-			fd.Parameters = emptySchema
-		}
-		w.Tools = append(w.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: fd})
-	}
 	if req.MaxTokens > 0 {
 		if reasoningModel(model) {
 			w.MaxCompletionTokens = req.MaxTokens
@@ -113,6 +106,13 @@ func (c *Client) body(req *Request, model string) ([]byte, error) {
 	b, err := json.Marshal(w)
 	if err != nil {
 		return nil, err
+	}
+	if len(req.Tools) > 0 {
+		tools, err := c.tools.encode(req.Tools)
+		if err != nil {
+			return nil, err
+		}
+		b = splice(b, append(append([]byte(`{"tools":`), tools...), '}'))
 	}
 	return c.addOptions(b, fields)
 }
