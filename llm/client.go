@@ -122,7 +122,7 @@ func (c *Client) Provider(model string) string {
 func defaultTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	t.MaxIdleConnsPerHost = 16
+	t.MaxIdleConnsPerHost = 100
 	t.TLSHandshakeTimeout = 15 * time.Second
 	return t
 }

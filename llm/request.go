@@ -22,7 +22,7 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // temperature that may be zero (go-openai omits a zero one).
 type wireRequest struct {
 	openai.ChatCompletionRequest
-	Messages    []wireMessage `json:"messages"`
+	Messages    []wireMessage `json:"-"` // spliced in: see body
 	Temperature *float32      `json:"temperature,omitempty"`
 }
 
@@ -107,6 +107,21 @@ func (c *Client) body(req *Request, model string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The messages and the tools are spliced in as they are encoded:
+	// encoding/json would validate and compact every byte of what our
+	// MarshalJSON and the cached tools already wrote compactly.
+	msgs := append(make([]byte, 0, 4096), `{"messages":[`...)
+	for i := range w.Messages {
+		if i > 0 {
+			msgs = append(msgs, ',')
+		}
+		m, err := w.Messages[i].MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, m...)
+	}
+	b = splice(b, append(msgs, "]}"...))
 	if len(req.Tools) > 0 {
 		tools, err := c.tools.encode(req.Tools)
 		if err != nil {
