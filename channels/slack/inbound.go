@@ -35,15 +35,18 @@ func (c *Channel) event(ctx context.Context, b bus.Publisher, evt socketmode.Eve
 			c.ack(ctx, evt.Request.EnvelopeID)
 			return
 		}
-		if err := b.Publish(ctx, in); err != nil {
-			c.log.Error("could not accept a message; Slack will redeliver it", "err", err)
-			c.met.Error(metrics.ErrStore)
-			return // not acked: Slack retries, the retry is handled once
-		}
-		c.met.Inbound()
-		c.ack(ctx, evt.Request.EnvelopeID)
-		chat, ts := in.ChatID, in.MessageID // in belongs to the router once published
-		c.tasks.Go(func(ctx context.Context) { c.react(ctx, chat, ts, "eyes") })
+		// Accepted in the chat's lane: the next event is read meanwhile.
+		env, chat, ts := evt.Request.EnvelopeID, in.ChatID, in.MessageID // in belongs to the router once published
+		c.lanes.Go(&c.tasks, chat, func(ctx context.Context) {
+			if err := b.Publish(ctx, in); err != nil {
+				c.log.Error("could not accept a message; Slack will redeliver it", "err", err)
+				c.met.Error(metrics.ErrStore)
+				return // not acked: Slack retries, the retry is handled once
+			}
+			c.met.Inbound()
+			c.ack(ctx, env)
+			c.tasks.Go(func(ctx context.Context) { c.react(ctx, chat, ts, "eyes") })
+		})
 	case socketmode.EventTypeSlashCommand:
 		if evt.Request != nil {
 			c.ack(ctx, evt.Request.EnvelopeID)

@@ -65,6 +65,7 @@ type Channel struct {
 	met            *metrics.Channel
 	link           channels.Link  // from Socket Mode's connection events
 	tasks          channels.Group // what Start owns: the connection, auth, reactions, acks, downloads
+	lanes          channels.Lanes // messages being accepted, per chat, on tasks
 
 	mu        sync.Mutex
 	throttle  *channels.Throttle // per channel and overall: Options.Limits
