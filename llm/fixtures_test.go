@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -182,10 +183,22 @@ func checkStreamed(t *testing.T, got streamed, w want) {
 		FinishReason: w.finish,
 		Usage:        w.usage,
 	}
+	// An id made for a call that came without one is unique per response
+	// (call_<8 hex>_<index>); the expectations name it call_<index>.
+	seen := map[string]bool{}
+	for i, c := range got.Resp.Message.ToolCalls {
+		if seen[c.ID] {
+			t.Errorf("two calls share the id %q", c.ID)
+		}
+		seen[c.ID] = true
+		got.Resp.Message.ToolCalls[i].ID = madeID.ReplaceAllString(c.ID, "call_$1")
+	}
 	if diff := cmp.Diff(wantResp, got.Resp, cmpopts.IgnoreFields(Message{}, "Extra", "Provider")); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
 }
+
+var madeID = regexp.MustCompile(`^call_[0-9a-f]{8}_([0-9]+)$`)
 
 func fixtureClient(t *testing.T, base string, o Options) (*Client, *sleeps) {
 	sl := &sleeps{}

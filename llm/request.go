@@ -168,8 +168,12 @@ func (c *Client) message(m *Message, provider string) wireMessage {
 		for _, tc := range m.ToolCalls {
 			wc := wireCall{ToolCall: openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
 				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}}}
-			if wc.Function.Arguments == "" {
-				wc.Function.Arguments = "{}" // the API requires arguments
+			if !json.Valid([]byte(wc.Function.Arguments)) {
+				// The API requires arguments, and strict providers (Ollama)
+				// refuse the whole request when they are not JSON: a call
+				// cut at the length limit, or malformed by the model, goes
+				// back as {} (its result says what became of it).
+				wc.Function.Arguments = "{}"
 			}
 			if ours {
 				wc.extra = tc.Extra

@@ -82,3 +82,40 @@ func TestRequestJSONPlain(t *testing.T) {
 		t.Errorf("request (-want +got):\n%s", diff)
 	}
 }
+
+// TestUnparsableArgumentsGoBackAsObject: a call whose arguments are not
+// JSON (cut at the length limit, or malformed by the model) is sent back
+// with {} as its arguments: Ollama refuses a whole request that carries
+// one, and the conversation could never go on.
+func TestUnparsableArgumentsGoBackAsObject(t *testing.T) {
+	c := New(Options{BaseURL: "http://127.0.0.1:1/v1", APIKey: "k", Model: "m"})
+	req := &Request{Messages: []Message{
+		{Role: RoleUser, Content: "write it"},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{
+			{ID: "a", Name: "write_file", Arguments: `{"path":"b.txt","content":"lorem ip`, Truncated: true},
+			{ID: "b", Name: "read_file", Arguments: `{"path":"a.txt"}`},
+			{ID: "c", Name: "list", Arguments: ``},
+		}},
+	}}
+	body, err := c.body(req, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Messages []struct {
+			ToolCalls []struct {
+				Function struct{ Arguments string } `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, tc := range got.Messages[1].ToolCalls {
+		args = append(args, tc.Function.Arguments)
+	}
+	if diff := cmp.Diff([]string{`{}`, `{"path":"a.txt"}`, `{}`}, args); diff != "" {
+		t.Errorf("arguments sent back (-want +got):\n%s", diff)
+	}
+}

@@ -1,7 +1,10 @@
 package llm
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,7 +26,7 @@ const (
 // read yields the deltas of the stream, starting with the already decoded
 // first, and finally the assembled Response.
 func (k *call) read(ctx context.Context, st *sseReader, first *wireChunk, yield func(Chunk, error) bool) {
-	a := answer{provider: k.provider}
+	a := answer{provider: k.provider, tools: toolAcc{idPrefix: callIDPrefix()}}
 	ev := first
 	for {
 		more, err := a.add(ev, yield)
@@ -229,6 +232,11 @@ func joinPart(into, p reasoningPart) {
 type toolAcc struct {
 	calls []pendingCall
 	last  int // position in calls of the previous delta's call, plus one
+	// idPrefix starts the ids made for calls the provider sent without
+	// one (Gemini); "" is "call_". The client makes it unique per
+	// response: providers that check ids refuse a conversation in which
+	// two calls share one, and "call_0" comes back every turn.
+	idPrefix string
 }
 
 type pendingCall struct {
@@ -307,7 +315,7 @@ func (a *toolAcc) result(cut bool) []ToolCall {
 	for n, i := range order {
 		p := a.calls[i]
 		if p.id == "" {
-			p.id = "call_" + strconv.Itoa(p.index)
+			p.id = cmp.Or(a.idPrefix, "call_") + strconv.Itoa(p.index)
 		}
 		out[n] = ToolCall{ID: p.id, Name: p.name, Arguments: string(p.args)}
 		if p.extra != nil {
@@ -318,4 +326,12 @@ func (a *toolAcc) result(cut bool) []ToolCall {
 		}
 	}
 	return out
+}
+
+// callIDPrefix is a prefix for the ids of one response's calls that came
+// without any: "call_", eight random hex digits, "_".
+func callIDPrefix() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:]) + "_"
 }
