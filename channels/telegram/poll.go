@@ -122,21 +122,26 @@ func (c *Channel) handleBatch(ctx context.Context, b bus.Publisher, from int64, 
 		byChat[k] = append(byChat[k], u)
 	}
 	failed := make(chan int64, len(order)) // the first update of a chat that could not be handled
-	var wg sync.WaitGroup
-	for _, k := range order {
-		wg.Go(func() {
-			for _, u := range byChat[k] {
-				if err := c.handle(ctx, b, u); err != nil {
-					// Not stored: leave it unconfirmed and ask again.
-					c.log.Error("could not accept an update; it will be redelivered", "update", u.ID, "err", err)
-					c.met.Error(metrics.ErrStore)
-					failed <- u.ID
-					return
-				}
+	chat := func(k int64) {
+		for _, u := range byChat[k] {
+			if err := c.handle(ctx, b, u); err != nil {
+				// Not stored: leave it unconfirmed and ask again.
+				c.log.Error("could not accept an update; it will be redelivered", "update", u.ID, "err", err)
+				c.met.Error(metrics.ErrStore)
+				failed <- u.ID
+				return
 			}
-		})
+		}
 	}
-	wg.Wait()
+	if len(order) == 1 {
+		chat(order[0]) // one chat (the usual batch): no goroutine to hand it to
+	} else {
+		var wg sync.WaitGroup
+		for _, k := range order {
+			wg.Go(func() { chat(k) })
+		}
+		wg.Wait()
+	}
 	close(failed)
 	first := int64(math.MaxInt64)
 	for id := range failed {
