@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"syscall"
+
+	"github.com/deerflow/deerflow/llm/sse"
 )
 
 // classify turns a failure of the request, the transport or the stream
@@ -37,7 +39,7 @@ func classify(err error, model string) (*Error, bool) {
 	}
 	e.Kind = KindUnreachable
 	switch {
-	case isJSONError(err), errors.Is(err, errEventTooLong):
+	case isJSONError(err), errors.Is(err, sse.ErrLineTooLong):
 		e.Kind = KindBadOutput
 		return e, false
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),

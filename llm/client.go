@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/deerflow/deerflow/llm/sse"
 )
 
 const defaultTimeout = 10 * time.Minute
@@ -178,11 +180,11 @@ type call struct {
 
 // open sends the request and reads the stream's first event, retrying
 // failures that a new attempt may clear.
-func (k *call) open(ctx context.Context, body []byte) (*http.Response, *sseReader, *wireChunk, error) {
+func (k *call) open(ctx context.Context, body []byte) (*http.Response, *sse.Reader, *wireChunk, error) {
 	for attempt := 0; ; attempt++ {
 		resp, err := k.post(ctx, body)
 		if err == nil {
-			st := newSSEReader(resp.Body)
+			st := sse.NewReader(resp.Body)
 			var first *wireChunk
 			if first, err = nextChunk(st); err == nil && first == nil {
 				err = emptyStream(resp, k.model)

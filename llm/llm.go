@@ -11,7 +11,7 @@
 // (request.go); error objects are go-openai's APIError, and ListModels
 // asks go-openai's client.
 //
-// It imports no package of ours.
+// It imports no package of ours but llm/sse, its event-stream reader.
 package llm
 
 import (

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/deerflow/deerflow/llm/sse"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -95,7 +97,7 @@ func TestClassify(t *testing.T) {
 		{"dns temporary", urlErr(&net.DNSError{Err: "timeout", Name: "x", IsTimeout: true}), KindUnreachable, true},
 		{"scheme", urlErr(errors.New("unsupported protocol scheme")), KindUnreachable, false},
 		{"bad json", json.Unmarshal([]byte("{"), new(any)), KindBadOutput, false},
-		{"line too long", errEventTooLong, KindBadOutput, false},
+		{"line too long", sse.ErrLineTooLong, KindBadOutput, false},
 		{"client check", errors.New("no model configured"), KindBadRequest, false},
 		{"ours", &Error{Kind: KindTruncated}, KindTruncated, true},
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/deerflow/deerflow/llm/sse"
 )
 
 // Limits on what one answer may grow to; beyond them the provider is
@@ -25,7 +27,7 @@ const (
 
 // read yields the deltas of the stream, starting with the already decoded
 // first, and finally the assembled Response.
-func (k *call) read(ctx context.Context, st *sseReader, first *wireChunk, yield func(Chunk, error) bool) {
+func (k *call) read(ctx context.Context, st *sse.Reader, first *wireChunk, yield func(Chunk, error) bool) {
 	a := answer{provider: k.provider, tools: toolAcc{idPrefix: callIDPrefix()}}
 	ev := first
 	for {
@@ -60,7 +62,7 @@ func (k *call) read(ctx context.Context, st *sseReader, first *wireChunk, yield 
 
 // nextChunk reads the next chunk of st; nil at the stream's end ([DONE]
 // or EOF).
-func nextChunk(st *sseReader) (*wireChunk, error) {
+func nextChunk(st *sse.Reader) (*wireChunk, error) {
 	for st.Next() {
 		ev := st.Event()
 		if string(ev.Data) == "[DONE]" {

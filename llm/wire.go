@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/deerflow/deerflow/llm/sse"
 )
 
 // wireChunk is one streamed chat.completion.chunk, as providers send it.
@@ -213,7 +215,7 @@ func (e *apiError) status() int {
 
 // decodeEvent reads one event of the stream. An error event or frame is
 // returned as a *streamError.
-func decodeEvent(ev sseEvent) (*wireChunk, error) {
+func decodeEvent(ev sse.Event) (*wireChunk, error) {
 	var c wireChunk
 	if ev.Type == "error" {
 		return nil, errorEvent(ev.Data)

@@ -1,4 +1,10 @@
-package llm
+// Package sse reads server-sent events as the WHATWG specification says
+// (https://html.spec.whatwg.org/multipage/server-sent-events.html): the
+// framing of OpenAI-compatible streaming APIs, which providers vary (event
+// types, comments, CR line ends, data split over lines).
+//
+// It imports no package of ours.
+package sse
 
 import (
 	"bufio"
@@ -8,27 +14,28 @@ import (
 	"strconv"
 )
 
-// maxEventLine bounds one line of the event stream; a whole tool call's
+// MaxLine bounds one line of the event stream; a whole tool call's
 // arguments may come in one data line.
-const maxEventLine = 4 << 20
+const MaxLine = 4 << 20
 
-var errEventTooLong = errors.New("event stream line too long")
+// ErrLineTooLong ends a stream with a line longer than MaxLine.
+var ErrLineTooLong = errors.New("event stream line too long")
 
-// sseEvent is one dispatched server-sent event.
-type sseEvent struct {
+// Event is one dispatched server-sent event.
+type Event struct {
 	Type string // the event: field; "" means "message"
 	Data []byte // the data: lines joined by "\n"
 	ID   string // the last event ID seen
 }
 
-// sseReader reads server-sent events as the WHATWG spec says: lines end
+// Reader reads server-sent events as the WHATWG spec says: lines end
 // in CRLF, LF or CR; ":" lines are comments; a field's value follows the
 // colon and one optional space; data lines are joined with "\n"; a blank
 // line dispatches the event, unless it has no data. An event cut by the
 // end of the stream is not dispatched. It is used like bufio.Scanner.
-type sseReader struct {
+type Reader struct {
 	sc    *bufio.Scanner
-	ev    sseEvent
+	ev    Event
 	data  bytes.Buffer
 	typ   string
 	id    string
@@ -36,16 +43,17 @@ type sseReader struct {
 	err   error
 }
 
-func newSSEReader(r io.Reader) *sseReader {
+// NewReader reads events from r.
+func NewReader(r io.Reader) *Reader {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), maxEventLine)
-	sc.Split(scanSSELine)
-	return &sseReader{sc: sc}
+	sc.Buffer(make([]byte, 0, 4096), MaxLine)
+	sc.Split(scanLine)
+	return &Reader{sc: sc}
 }
 
 // Next reads up to the next event, reporting false at the end of the
 // stream or on an error (see Err).
-func (s *sseReader) Next() bool {
+func (s *Reader) Next() bool {
 	for s.sc.Scan() {
 		line := s.sc.Bytes()
 		if len(line) == 0 {
@@ -66,12 +74,12 @@ func (s *sseReader) Next() bool {
 	}
 	s.err = s.sc.Err()
 	if errors.Is(s.err, bufio.ErrTooLong) {
-		s.err = errEventTooLong
+		s.err = ErrLineTooLong
 	}
 	return false
 }
 
-func (s *sseReader) field(name string, value []byte) {
+func (s *Reader) field(name string, value []byte) {
 	switch name {
 	case "data":
 		s.data.Write(value)
@@ -90,26 +98,26 @@ func (s *sseReader) field(name string, value []byte) {
 }
 
 // dispatch ends the event being read, reporting whether it has data.
-func (s *sseReader) dispatch() bool {
+func (s *Reader) dispatch() bool {
 	typ := s.typ
 	s.typ = ""
 	if s.data.Len() == 0 {
 		return false
 	}
 	data := s.data.Bytes()
-	s.ev = sseEvent{Type: typ, Data: bytes.Clone(data[:len(data)-1]), ID: s.id}
+	s.ev = Event{Type: typ, Data: bytes.Clone(data[:len(data)-1]), ID: s.id}
 	s.data.Reset()
 	return true
 }
 
 // Event is the event Next read.
-func (s *sseReader) Event() sseEvent { return s.ev }
+func (s *Reader) Event() Event { return s.ev }
 
 // Err is the error that ended the stream, nil at its normal end.
-func (s *sseReader) Err() error { return s.err }
+func (s *Reader) Err() error { return s.err }
 
-// scanSSELine splits at CRLF, LF or CR, returning the line without them.
-func scanSSELine(data []byte, atEOF bool) (int, []byte, error) {
+// scanLine splits at CRLF, LF or CR, returning the line without them.
+func scanLine(data []byte, atEOF bool) (int, []byte, error) {
 	i := bytes.IndexAny(data, "\r\n")
 	switch {
 	case i < 0:
