@@ -27,6 +27,7 @@ func BenchmarkEndToEndBurst(b *testing.B) {
 // burst opens convs conversations, then per iteration has each send per
 // messages at once and waits for all the answers.
 func (p *platform) burst(b *testing.B, convs, per int) {
+	p.stamps.instant.Store(true)
 	p.f.model.KeepRequests = 1
 	p.f.model.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
 		return fakeopenai.Turn{Text: "pong " + benchToken(r), Chunk: -1}
