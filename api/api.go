@@ -14,8 +14,12 @@
 //	POST   /api/threads/{id}/runs/{run_id}/cancel       cancel it
 //	GET    /api/threads/{id}/runs/{run_id}/stream       its events (text/event-stream)
 //	GET    /api/threads/{id}/files/{name}               a file from the thread's outputs
+//	GET    /api/threads/{id}/schedules                  its scheduled tasks (see schedules.go)
+//	POST   /api/threads/{id}/schedules                  schedule a task
+//	DELETE /api/threads/{id}/schedules/{sid}            cancel one
 //
-// It imports agent, store and tools; never bus or the channels.
+// It imports agent, runner, scheduler, store and tools; never bus or the
+// channels.
 package api
 
 import (
@@ -34,6 +38,7 @@ import (
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/runner"
+	"github.com/deerflow/deerflow/scheduler"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -65,9 +70,12 @@ type Options struct {
 	MaxInput int
 	// Keep is how long a finished run's events stay available (0 → 1 h);
 	// its status stays readable from the store after that.
-	Keep   time.Duration
-	Logger *slog.Logger
-	Now    func() time.Time
+	Keep time.Duration
+	// Schedules serves the schedule routes; nil: they answer that
+	// scheduled tasks are off.
+	Schedules *scheduler.Scheduler
+	Logger    *slog.Logger
+	Now       func() time.Time
 }
 
 // Server serves the API. It is safe for concurrent use.
@@ -123,6 +131,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("POST /api/threads/{id}/runs/{run}/cancel", s.cancelRun)
 	s.mux.HandleFunc("GET /api/threads/{id}/runs/{run}/stream", s.stream)
 	s.mux.HandleFunc("GET /api/threads/{id}/files/{name}", s.file)
+	s.scheduleRoutes()
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, "not_found", "There is no such API route: "+r.Method+" "+r.URL.Path+".")
 	})

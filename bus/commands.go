@@ -14,5 +14,7 @@ var Commands = []Command{
 	{"models", "list models; /models NAME switches this conversation"},
 	{"memory", "show what I remember about you (/memory forget N, clear, off, on)"},
 	{"skills", "list skills; /skills enable|disable NAME; /NAME task uses one"},
+	{"schedules", "list this conversation's scheduled tasks"},
+	{"unschedule", "cancel a scheduled task: /unschedule ID"},
 	{"help", "show this list"},
 }

@@ -20,6 +20,7 @@ type Config struct {
 	Sandbox   Sandbox        `yaml:"sandbox"`
 	Subagents Subagents      `yaml:"subagents"`
 	Research  Research       `yaml:"research"`
+	Scheduler Scheduler      `yaml:"scheduler"`
 	Memory    Memory         `yaml:"memory"`
 	Skills    Skills         `yaml:"skills"`
 	SkillEvo  SkillEvolution `yaml:"skill_evolution"`

@@ -26,6 +26,7 @@ func (c *Config) applyDefaults(lookup lookupFunc) {
 	c.channelDefaults(env)
 	c.sandboxDefaults()
 	c.featureDefaults()
+	c.schedulerDefaults()
 }
 
 // defString sets *p to def when it is empty.

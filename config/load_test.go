@@ -101,6 +101,7 @@ func TestDefaults(t *testing.T) {
 		Sandbox:   Sandbox{Network: true, BashTimeoutSeconds: 600, MaxUploadMB: 50, Limits: Limits{MemoryMB: 1024, Processes: 256, DiskMB: 2048, TmpMB: 256}},
 		Subagents: Subagents{MaxPerResponse: 3, MaxPerRun: 6, MaxRunning: 16, TimeoutSeconds: 1800},
 		Research:  Research{Enabled: true, MaxClarifications: 2, MaxSteps: 5, MaxPlanIterations: 3},
+		Scheduler: Scheduler{Enabled: true, MinIntervalSeconds: 60, MaxPerUser: 20, MaxFailures: 3, Timezone: "UTC"},
 		Memory:    Memory{Enabled: true, Scope: "user", DebounceSeconds: 30},
 		Skills:    Skills{Path: "./skills"},
 		Tools:     Tools{WebFetch: WebFetch{MaxChars: 4096, TimeoutSeconds: 20}, WebSearch: WebSearch{MaxResults: 5}},

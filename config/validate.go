@@ -22,6 +22,7 @@ func (c *Config) Validate() error {
 	v.sandbox()
 	v.limits()
 	v.research()
+	v.scheduler()
 	v.mcp()
 	return errors.Join(v.errs...)
 }

@@ -61,6 +61,8 @@ func (r *Router) command(ctx context.Context, in *bus.Inbound, name, args string
 			return r.reply(ctx, in, "No skills are available here.")
 		}
 		return r.reply(ctx, in, r.opts.Skills.Command(in.Channel+":"+in.UserID, args))
+	case "schedules", "unschedule":
+		return r.cmdSchedules(ctx, in, name, args)
 	case "help", "start":
 		return r.reply(ctx, in, helpText())
 	}
@@ -183,19 +185,7 @@ func (r *Router) cmdStatus(ctx context.Context, in *bus.Inbound) error {
 	r.mu.Unlock()
 
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Thread: %s", t.ID)
-	if t.Title != "" {
-		fmt.Fprintf(&sb, " — %s", t.Title)
-	}
-	fmt.Fprintf(&sb, "\nMessages: %d\nModel: %s (%s)\n", count, model.Name, model.ID)
-	fmt.Fprintf(&sb, "Tokens: %d in this thread (%d in, %d out)", t.PromptTokens+t.CompletionTokens, t.PromptTokens, t.CompletionTokens)
-	if budget := r.opts.Agent.DailyTokenBudget(); budget > 0 {
-		fmt.Fprintf(&sb, "; today %d of %d in this conversation", today, budget)
-	}
-	sb.WriteString("\n")
-	if cost := model.Price.Cost(t.PromptTokens, t.CompletionTokens); cost > 0 {
-		fmt.Fprintf(&sb, "Cost: about %s at %s's prices\n", tokens.CostText(cost), model.Name)
-	}
+	r.writeThread(&sb, t, count, today, model)
 	switch {
 	case busy && !rc.Active.Info().Started.IsZero():
 		fmt.Fprintf(&sb, "Run: working for %s\n", r.opts.Now().Sub(rc.Active.Info().Started).Round(time.Second))
@@ -204,7 +194,7 @@ func (r *Router) cmdStatus(ctx context.Context, in *bus.Inbound) error {
 	default:
 		sb.WriteString("Run: idle\n")
 	}
-	sb.WriteString(tasks)
+	sb.WriteString(tasks + r.scheduleStatus(key))
 	if r.opts.Research != nil {
 		if line := r.opts.Research.Status(threadID); line != "" {
 			sb.WriteString(line)
@@ -217,6 +207,24 @@ func (r *Router) cmdStatus(ctx context.Context, in *bus.Inbound) error {
 		fmt.Fprintf(&sb, "\nVersion: %s", r.opts.Version)
 	}
 	return r.reply(ctx, in, sb.String())
+}
+
+// writeThread adds the /status lines about the conversation's thread: its
+// id and title, messages, model, tokens (and the day's budget) and cost.
+func (r *Router) writeThread(sb *strings.Builder, t *store.Thread, count int, today int64, model agent.ModelRef) {
+	fmt.Fprintf(sb, "Thread: %s", t.ID)
+	if t.Title != "" {
+		fmt.Fprintf(sb, " — %s", t.Title)
+	}
+	fmt.Fprintf(sb, "\nMessages: %d\nModel: %s (%s)\n", count, model.Name, model.ID)
+	fmt.Fprintf(sb, "Tokens: %d in this thread (%d in, %d out)", t.PromptTokens+t.CompletionTokens, t.PromptTokens, t.CompletionTokens)
+	if budget := r.opts.Agent.DailyTokenBudget(); budget > 0 {
+		fmt.Fprintf(sb, "; today %d of %d in this conversation", today, budget)
+	}
+	sb.WriteString("\n")
+	if cost := model.Price.Cost(t.PromptTokens, t.CompletionTokens); cost > 0 {
+		fmt.Fprintf(sb, "Cost: about %s at %s's prices\n", tokens.CostText(cost), model.Name)
+	}
 }
 
 // writeHealth adds the /status lines about degraded parts of the service.

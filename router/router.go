@@ -57,6 +57,10 @@ type Options struct {
 	// degraded (a sandbox without network, an MCP server down), each
 	// one sentence ("Sandbox network: none: …"); nil or none: nothing.
 	Health func() []string
+	// Schedules answers /schedules and /unschedule and learns how
+	// scheduled runs ended; nil: scheduled tasks are off (their runs are
+	// still shown).
+	Schedules Schedules
 }
 
 // Research is /research as the router sees it. A research is a
@@ -144,6 +148,7 @@ func New(opts Options) (*Router, error) {
 			return r.RecordInterrupted(tx, []*store.Run{rec}, tasks)
 		},
 	})
+	r.handleSchedules()
 	return r, nil
 }
 

@@ -56,6 +56,12 @@ func (r *Router) tasksStatus(c *conv) string {
 // progress reply is finished as interrupted. The outbox delivers them once
 // the channels are up, so a crash before then loses nothing.
 func (r *Router) RecordInterrupted(tx *store.Tx, runs []*store.Run, tasks []*store.Task) error {
+	return r.recordInterrupted(tx, runs, tasks, interruptedText)
+}
+
+// recordInterrupted is RecordInterrupted with the run's sentence made by
+// text from its stopped tasks' descriptions.
+func (r *Router) recordInterrupted(tx *store.Tx, runs []*store.Run, tasks []*store.Task, text func([]string) string) error {
 	now := r.opts.Now()
 	put := func(chatKey string, o *bus.Outbound) error {
 		return outbox.PutTx(tx, outbox.NewRecord(chatKey, "", o, now))
@@ -79,7 +85,7 @@ func (r *Router) RecordInterrupted(tx *store.Tx, runs []*store.Run, tasks []*sto
 		}
 		channel, chat, topic := bus.SplitChatKey(r.ChatKey)
 		if err := put(r.ChatKey, &bus.Outbound{Kind: bus.OutMessage, Channel: channel, ChatID: chat, Topic: topic,
-			ReplyTo: r.MessageID, Text: interruptedText(byRun[r.ID]), Final: true, Failed: true}); err != nil {
+			ReplyTo: r.MessageID, Text: text(byRun[r.ID]), Final: true, Failed: true}); err != nil {
 			return err
 		}
 	}

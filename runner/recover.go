@@ -125,9 +125,13 @@ func stopTasks(tx *store.Tx, rec *store.Run, now time.Time) ([]*store.Task, erro
 	return stopped, nil
 }
 
-// originOf is the origin of a run record: API threads' conversations are
-// "api:<thread>", every other one is a chat's.
+// originOf is the origin of a run record: scheduled runs' ids begin with
+// ScheduledRunPrefix, API threads' conversations are "api:<thread>",
+// every other one is a chat's.
 func originOf(rec *store.Run) string {
+	if strings.HasPrefix(rec.ID, ScheduledRunPrefix) {
+		return OriginSchedule
+	}
 	if strings.HasPrefix(rec.ChatKey, "api:") {
 		return OriginAPI
 	}

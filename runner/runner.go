@@ -33,6 +33,11 @@ const (
 	OriginSchedule = "schedule"
 )
 
+// ScheduledRunPrefix begins the id of every scheduled run: a run record
+// found running after a crash does not keep its origin, and a scheduled
+// run's conversation is a chat's.
+const ScheduledRunPrefix = "sched_"
+
 // Strategy says what a new run does when its conversation is busy.
 type Strategy string
 

@@ -28,6 +28,7 @@ func (a *app) newAPI(sb *sandbox.Manager) error {
 			return sb.Reopen(threadID, sandbox.Outputs+"/"+name)
 		},
 		RemoveFiles: sb.RemoveThread,
+		Schedules:   a.scheduler,
 		Logger:      a.log,
 	})
 	if err != nil {

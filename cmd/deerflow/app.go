@@ -24,6 +24,7 @@ import (
 	"github.com/deerflow/deerflow/router"
 	"github.com/deerflow/deerflow/runner"
 	"github.com/deerflow/deerflow/sandbox"
+	"github.com/deerflow/deerflow/scheduler"
 	"github.com/deerflow/deerflow/skills"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/subagents"
@@ -53,6 +54,7 @@ type app struct {
 	runner    *runner.Runner       // every run, whatever starts it
 	memory    *memory.Manager      // nil when memory.enabled is false
 	skills    *skills.Manager
+	scheduler *scheduler.Scheduler // nil when scheduler.enabled is false
 }
 
 // newLogger returns the process logger writing to w, per cfg.Log.
@@ -188,6 +190,9 @@ func publicSkillsDir(dataDir string) string { return filepath.Join(dataDir, "ski
 func (a *app) shutdown(grace time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), grace+shutdownTail)
 	defer cancel()
+	if a.scheduler != nil {
+		a.scheduler.Close() // no new scheduled runs
+	}
 	a.runner.Close(ctx, grace, errShutdown) // no new runs; the running ones may finish for grace
 	a.router.Close(ctx)                     // their ends are shown
 	if a.api != nil {

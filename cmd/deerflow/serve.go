@@ -164,5 +164,6 @@ func channelSwitches(cfg *config.Config) []channelSwitch {
 func startRuns(ctx context.Context, a *app) error {
 	a.runner.Start()
 	_, err := a.router.Adopt(ctx)
+	a.startScheduler(ctx)
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/deerflow/deerflow/router"
 	"github.com/deerflow/deerflow/runner"
 	"github.com/deerflow/deerflow/sandbox"
+	"github.com/deerflow/deerflow/scheduler"
 	"github.com/deerflow/deerflow/skills"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
@@ -40,6 +41,9 @@ func (a *app) wire() error {
 		Store: a.store, Logger: a.log, MaxQueued: cfg.Router.MaxQueued,
 		Forget: a.agent.ForgetHistory, Stop: a.agent.StopAll,
 	}); err != nil {
+		return err
+	}
+	if err := a.wireScheduler(); err != nil { // needs the runner and the tools
 		return err
 	}
 	if err := a.wireResearch(); err != nil { // needs the agent and subagents
@@ -159,6 +163,9 @@ func (a *app) wireAgent(models []agent.ModelRef) error {
 	if cfg.Research.Enabled {
 		p.SetSection("research", agent.Static(researchSection))
 	}
+	if cfg.Scheduler.Enabled {
+		p.SetSection("scheduled_tasks", agent.Static(scheduler.PromptSection))
+	}
 	var err error
 	a.agent, err = agent.New(opts)
 	return err
@@ -219,6 +226,9 @@ func (a *app) wireRouter() error {
 	}
 	if a.research != nil {
 		bo.Research = a.research
+	}
+	if a.scheduler != nil {
+		bo.Schedules = a.scheduler
 	}
 	var err error
 	a.router, err = router.New(bo)
