@@ -47,15 +47,22 @@ func rfc3339(t time.Time) string {
 	return t.Format(time.RFC3339)
 }
 
+// The tools' names (part of the config contract).
+const (
+	ToolSchedule = "schedule_task"
+	ToolList     = "list_scheduled_tasks"
+	ToolCancel   = "cancel_scheduled_task"
+)
+
 // Tools returns schedule_task, list_scheduled_tasks and
 // cancel_scheduled_task, acting on the conversation of the run that calls
 // them (tools.Env).
 func (s *Scheduler) Tools() []tools.Tool {
 	return []tools.Tool{
-		tools.Func("schedule_task",
+		tools.Func(ToolSchedule,
 			"Schedule a task that runs later by itself, in this chat, as a new message with its result: once (at), at an interval (every) or on a cron schedule (cron). Give exactly one of at, every or cron. Use it when the person asks for something to happen at a time or repeatedly ('every weekday at 9', 'in two hours', 'each Monday'). Returns the task's id and next run.",
 			s.scheduleTool),
-		tools.Func("list_scheduled_tasks",
+		tools.Func(ToolList,
 			"List this conversation's scheduled tasks: id, prompt, description, schedule, next run, last run and its status.",
 			func(ctx context.Context, _ struct{}) (string, error) {
 				views := []TaskView{}
@@ -64,7 +71,7 @@ func (s *Scheduler) Tools() []tools.Tool {
 				}
 				return marshal(views)
 			}),
-		tools.Func("cancel_scheduled_task",
+		tools.Func(ToolCancel,
 			"Cancel one of this conversation's scheduled tasks by its id.",
 			func(ctx context.Context, in idArgs) (string, error) {
 				t, err := s.Cancel(tools.EnvFrom(ctx).ChatKey, in.ID)

@@ -15,6 +15,7 @@ import (
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/redact"
 	"github.com/deerflow/deerflow/sandbox"
+	"github.com/deerflow/deerflow/scheduler"
 	"github.com/deerflow/deerflow/skills"
 	"github.com/deerflow/deerflow/subagents"
 	"github.com/deerflow/deerflow/tools"
@@ -75,8 +76,19 @@ func printConfig(w io.Writer, cfg *config.Config, used string) {
 	fmt.Fprintf(w, "channel\tconsole: available through `deerflow chat`\n")
 	fmt.Fprintf(w, "agent\t%s, up to %d model calls per message, %d messages queued per conversation\n",
 		cfg.Agent.Name, cfg.Agent.MaxTurns, cfg.Router.MaxQueued)
+	printScheduler(w, cfg.Scheduler)
 	printHTTP(w, cfg)
 	fmt.Fprintf(w, "shutdown\trunning replies get %d s to finish on SIGTERM\n", cfg.Shutdown.GraceSeconds)
+}
+
+// printScheduler says whether tasks can be scheduled, and within what.
+func printScheduler(w io.Writer, s config.Scheduler) {
+	if !s.Enabled {
+		fmt.Fprintf(w, "scheduler\toff (scheduler.enabled: false)\n")
+		return
+	}
+	fmt.Fprintf(w, "scheduler\ton: runs at least %d s apart, %d tasks per person, paused after %d failed runs in a row, cron in %s unless a task names its zone\n",
+		s.MinIntervalSeconds, s.MaxPerUser, s.MaxFailures, s.Timezone)
 }
 
 // printModels lists the models, the default first, and whether each has
@@ -132,6 +144,9 @@ func printTools(w io.Writer, cfg *config.Config, sb *sandbox.Manager) {
 	names := append(reg.Names(), subagents.ToolName)
 	if cfg.SkillEvo.Enabled {
 		names = append(names, skills.ManageTool)
+	}
+	if cfg.Scheduler.Enabled {
+		names = append(names, scheduler.ToolSchedule, scheduler.ToolList, scheduler.ToolCancel)
 	}
 	fmt.Fprintf(w, "tools\t%s\n", strings.Join(names, ", "))
 	fetch := "private and local addresses refused"

@@ -50,3 +50,26 @@ func TestCheckPrintsLimits(t *testing.T) {
 		t.Errorf("check printed limits of a disabled channel:\n%s", out.String())
 	}
 }
+
+// deerflow check says whether tasks can be scheduled, and within what.
+func TestCheckPrintsScheduler(t *testing.T) {
+	for _, tt := range []struct {
+		enabled bool
+		want    string
+	}{
+		{true, "on: runs at least 60 s apart, 20 tasks per person, paused after 3 failed runs in a row, cron in UTC unless a task names its zone"},
+		{false, "off (scheduler.enabled: false)"},
+	} {
+		cfg := config.Default()
+		cfg.DataDir = t.TempDir()
+		cfg.Skills.Path = t.TempDir()
+		cfg.Scheduler.Enabled = tt.enabled
+		var out strings.Builder
+		if code := check(cfg, "", &out); code != 0 {
+			t.Fatalf("check: exit %d:\n%s", code, out.String())
+		}
+		if !strings.Contains(out.String(), tt.want) {
+			t.Errorf("check output lacks %q:\n%s", tt.want, out.String())
+		}
+	}
+}
