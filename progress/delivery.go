@@ -11,6 +11,7 @@
 package progress
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -53,6 +54,9 @@ type Options struct {
 	// OnTasksEnd, when set, is called once the run's subagent replies are
 	// over: each has shown its outcome, or the delivery was closed.
 	OnTasksEnd func()
+	// RestartText is what a run stopped by a restart ends with; "" is the
+	// chat message's (send /retry once I'm back).
+	RestartText string
 }
 
 // Delivery turns one run's events into Outbound messages for its
@@ -234,7 +238,7 @@ func (d *Delivery) end(ctx context.Context, ev event.Event) {
 	case event.Stopped:
 		text := "Stopped."
 		if !errors.Is(ev.Err, agent.ErrStopped) {
-			text = "I had to stop in the middle of this because I'm restarting; once I'm back, send /retry to run your message again."
+			text = cmp.Or(d.opts.RestartText, "I had to stop in the middle of this because I'm restarting; once I'm back, send /retry to run your message again.")
 		}
 		d.final(ctx, text, true)
 	}

@@ -2,6 +2,7 @@ package progress
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/outbox"
@@ -224,4 +226,35 @@ func TestFinalVersionsNeverWait(t *testing.T) {
 			t.Errorf("the chat saw (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TestRestartText: a run stopped by a restart ends with the chat message's
+// sentence (send /retry), or with Options.RestartText when the front end
+// has its own (a scheduled run's); /stop's "Stopped." is the same for both.
+func TestRestartText(t *testing.T) {
+	for _, tt := range []struct {
+		cause   error
+		restart string
+		want    string
+	}{
+		{errors.New("shutting down"), "", "I had to stop in the middle of this because I'm restarting; once I'm back, send /retry to run your message again."},
+		{errors.New("shutting down"), "⏰ stopped for a restart", "⏰ stopped for a restart"},
+		{agent.ErrStopped, "⏰ stopped for a restart", "Stopped."},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			p := &platform{start: time.Now()}
+			ob, _ := newOutbox(t, p)
+			d := New(t.Context(), &bus.Inbound{Channel: "plat", ChatID: "c1", MessageID: "u1"}, Options{
+				Outbox: ob, Logger: quiet(), RestartText: tt.restart,
+			})
+			defer d.Close()
+			d.Handle(t.Context(), event.Stopped{Err: tt.cause})
+			d.Settle()
+			synctest.Wait()
+			seen := p.seen()
+			if len(seen) == 0 || !strings.HasSuffix(seen[len(seen)-1], ": "+tt.want) {
+				t.Errorf("restart text %q, cause %v: the chat saw %q; want it to end with %q", tt.restart, tt.cause, seen, tt.want)
+			}
+		})
+	}
 }

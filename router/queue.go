@@ -216,7 +216,7 @@ func (r *Router) execute(ctx context.Context, run *runner.Run) iter.Seq[event.Ev
 		}
 		threadID := run.Req.ThreadID
 		lctx := logctx.With(r.ctx, slog.String("run", run.ID()))
-		d := r.delivery(lctx, in, threadID, run.ID())
+		d := r.delivery(lctx, in, threadID, run.ID(), "")
 		r.mu.Lock()
 		sl.ctx, sl.d = lctx, d
 		r.mu.Unlock()
@@ -247,18 +247,19 @@ func (r *Router) execute(ctx context.Context, run *runner.Run) iter.Seq[event.Ev
 
 // delivery starts the rendering of a run that answers in; the run's
 // subagent tasks are kept for /status.
-func (r *Router) delivery(ctx context.Context, in *bus.Inbound, threadID, runID string) *progress.Delivery {
+func (r *Router) delivery(ctx context.Context, in *bus.Inbound, threadID, runID string, restartText string) *progress.Delivery {
 	r.mu.Lock()
 	c := r.convLocked(in.ChatKey())
 	r.mu.Unlock()
 	return progress.New(ctx, in, progress.Options{
-		Outbox:   r.out,
-		Store:    r.opts.Store,
-		Logger:   r.log,
-		Now:      r.opts.Now,
-		ThreadID: threadID,
-		RunID:    runID,
-		OnTask:   func(t event.Task, done bool) { r.trackTask(c, t, done) },
+		RestartText: restartText,
+		Outbox:      r.out,
+		Store:       r.opts.Store,
+		Logger:      r.log,
+		Now:         r.opts.Now,
+		ThreadID:    threadID,
+		RunID:       runID,
+		OnTask:      func(t event.Task, done bool) { r.trackTask(c, t, done) },
 		OnTasksEnd: func() {
 			r.mu.Lock()
 			c.tasks = nil

@@ -55,8 +55,12 @@ func scheduledInterruptedText(tasks []string) string {
 	if len(tasks) > 0 {
 		text += fmt.Sprintf(" (%d subagent task(s) stopped too)", len(tasks))
 	}
-	return text + "; it runs again at its next time (/schedules lists them)."
+	return text + "; a repeating task runs again at its next time (/schedules lists them), a one-time task does not."
 }
+
+// scheduledRestartText ends a scheduled run that a shutdown stops: /retry
+// would run the person's last message, not the task.
+const scheduledRestartText = "⏰ I had to stop this scheduled run because I'm restarting; a repeating task runs again at its next time (/schedules lists them), a one-time task does not."
 
 // scheduledInbound is the chat a scheduled run answers in, as if its
 // creator had sent the prompt there.
@@ -80,7 +84,7 @@ func (r *Router) executeScheduled(ctx context.Context, run *runner.Run) iter.Seq
 		}
 		in := scheduledInbound(&run.Req)
 		lctx := logctx.With(r.ctx, slog.String("run", run.ID()))
-		d := r.delivery(lctx, in, run.Req.ThreadID, run.ID())
+		d := r.delivery(lctx, in, run.Req.ThreadID, run.ID(), scheduledRestartText)
 		sl := r.slot(run.ID())
 		r.mu.Lock()
 		sl.ctx, sl.d = lctx, d
