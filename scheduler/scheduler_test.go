@@ -356,3 +356,39 @@ func TestOneShotWaitsForRoom(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelledTaskRunsNoMore: once cancelled (/unschedule,
+// cancel_scheduled_task), a task's later occurrences never run, also
+// across a restart.
+func TestCancelledTaskRunsNoMore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		task := h.create(Spec{Every: "1m"}, "ticker")
+		h.start()
+		time.Sleep(90 * time.Second)
+		synctest.Wait()
+		reqs := h.run.submitted()
+		if len(reqs) != 1 {
+			t.Fatalf("after 90 s: %d runs, want 1", len(reqs))
+		}
+		h.s.Ended(reqs[0], runner.StatusSuccess, "")
+		if _, err := h.s.Cancel(chat, task.ID); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		if n := len(h.run.submitted()); n != 1 {
+			t.Errorf("%d runs after the task was cancelled; want none after the first", n-1)
+		}
+		h.restart()
+		h.s.Start(t.Context())
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		if n := len(h.run.submitted()); n != 0 {
+			t.Errorf("%d runs after a restart of a cancelled task", n)
+		}
+		if got := h.s.Tasks(chat); len(got) != 0 {
+			t.Errorf("tasks left: %+v", got)
+		}
+	})
+}
