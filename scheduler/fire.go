@@ -103,7 +103,7 @@ func (s *Scheduler) submit(t *Task, due, next, now time.Time) error {
 	var newIndex []string
 	_, err = s.opts.Submit(runner.Request{
 		ID: runID, Origin: runner.OriginSchedule, Conv: t.ChatKey, ChatKey: t.ChatKey,
-		ThreadID: threadFor(t.ChatKey), User: t.User, Text: t.Prompt, Data: data, Model: s.modelOf(t.ChatKey),
+		ThreadID: threadFor(t), User: t.User, Text: t.Prompt, Data: data, Model: s.modelOf(t.ChatKey),
 		Strategy: runner.Enqueue, Created: now,
 		Also: func(tx *store.Tx) error {
 			var err error
@@ -118,12 +118,15 @@ func (s *Scheduler) submit(t *Task, due, next, now time.Time) error {
 }
 
 // threadFor is the agent thread of a run: a fresh one in a chat (the
-// task belongs to the chat, not to one of its conversations), the API
-// thread itself for a task of the HTTP API (its clients read the answers
-// there).
-func threadFor(chatKey string) string {
-	if id, ok := strings.CutPrefix(chatKey, "api:"); ok {
+// task belongs to the chat, not to one of its conversations) unless the
+// task continues one of its own, the API thread itself for a task of the
+// HTTP API (its clients read the answers there).
+func threadFor(t *Task) string {
+	if id, ok := strings.CutPrefix(t.ChatKey, "api:"); ok {
 		return id
+	}
+	if t.Thread != "" {
+		return t.Thread // the task asked to go on where its last run ended
 	}
 	return agent.NewID("th_")
 }

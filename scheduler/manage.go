@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/deerflow/deerflow/agent"
 )
 
 // ErrNotFound: the conversation has no task of that id.
@@ -18,6 +20,10 @@ type NewTask struct {
 	Prompt      string
 	Description string
 	Spec        Spec
+	// Continue: every run goes on in one thread of the task's own, seeing
+	// the earlier runs ("what changed since yesterday"); else each run
+	// starts a fresh one.
+	Continue bool
 }
 
 // Create checks and stores a new task. Its errors are sentences for the
@@ -50,6 +56,9 @@ func (s *Scheduler) Create(n NewTask) (Task, error) {
 	t := &Task{
 		ID: newID(), ChatKey: n.ChatKey, User: n.User, UserName: n.UserName, Prompt: n.Prompt, Description: clip(n.Description, 200),
 		Schedule: sched, NextRun: next, Created: now,
+	}
+	if n.Continue && !strings.HasPrefix(n.ChatKey, "api:") { // an API task runs on its thread anyway
+		t.Thread = agent.NewID("th_")
 	}
 	tasks := s.replacedLocked(n.ChatKey, t.ID, t)
 	s.mu.Unlock()

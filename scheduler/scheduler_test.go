@@ -392,3 +392,36 @@ func TestCancelledTaskRunsNoMore(t *testing.T) {
 		}
 	})
 }
+
+// TestContinuedTaskKeepsItsThread: a task scheduled with continue runs
+// every occurrence on one thread of its own (not the chat's), so each run
+// sees the earlier ones; across a restart too.
+func TestContinuedTaskKeepsItsThread(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		task, err := h.s.Create(NewTask{ChatKey: chat, User: "telegram:7", Prompt: "what changed since the last run?", Spec: Spec{Every: "1m"}, Continue: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.start()
+		var threads []string
+		for range 2 {
+			time.Sleep(time.Minute)
+			synctest.Wait()
+			reqs := h.run.submitted()
+			last := reqs[len(reqs)-1]
+			threads = append(threads, last.ThreadID)
+			h.s.Ended(last, runner.StatusSuccess, "")
+		}
+		h.restart()
+		h.s.Start(t.Context())
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if reqs := h.run.submitted(); len(reqs) > 0 {
+			threads = append(threads, reqs[len(reqs)-1].ThreadID)
+		}
+		if len(threads) != 3 || threads[0] == "" || threads[0] != threads[1] || threads[1] != threads[2] {
+			t.Errorf("task %s ran on threads %q; want one thread, three times", task.ID, threads)
+		}
+	})
+}

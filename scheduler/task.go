@@ -25,6 +25,7 @@ type Task struct {
 	Failures    int       `json:"failures,omitempty"`    // failed runs in a row
 	Paused      bool      `json:"paused,omitempty"`
 	RunID       string    `json:"run_id,omitempty"` // its occurrence submitted and not yet ended
+	Thread      string    `json:"thread,omitempty"` // the thread every run goes on in (NewTask.Continue); "": a fresh one each
 	Created     time.Time `json:"created"`
 }
 

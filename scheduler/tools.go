@@ -17,6 +17,7 @@ type scheduleArgs struct {
 	Cron        string `json:"cron,omitempty" desc:"Run on this cron schedule: five fields (minute hour day-of-month month day-of-week), e.g. '0 9 * * 1-5' for weekdays at 9:00."`
 	Timezone    string `json:"timezone,omitempty" desc:"The IANA time zone of cron, e.g. Europe/Berlin; default the server's scheduler.timezone."`
 	Description string `json:"description,omitempty" desc:"A short title shown with each result, e.g. 'Morning HN digest'."`
+	Continue    bool   `json:"continue,omitempty" desc:"true when each run should see the earlier runs' results, for requests that compare or follow up ('what changed since yesterday'); default false: each run starts a fresh conversation."`
 }
 
 type idArgs struct {
@@ -94,7 +95,7 @@ func (s *Scheduler) scheduleTool(ctx context.Context, in scheduleArgs) (string, 
 	}
 	t, err := s.Create(NewTask{
 		ChatKey: env.ChatKey, User: env.UserID, UserName: name, Prompt: in.Prompt, Description: in.Description,
-		Spec: Spec{At: in.At, Every: in.Every, Cron: in.Cron, Timezone: in.Timezone},
+		Spec: Spec{At: in.At, Every: in.Every, Cron: in.Cron, Timezone: in.Timezone}, Continue: in.Continue,
 	})
 	if err != nil {
 		return "", err
