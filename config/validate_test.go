@@ -137,16 +137,7 @@ subagents:
 		{"http listen port", "http:\n  listen: localhost:http", []string{`config.yaml:2: http.listen: must be host:port, e.g. 127.0.0.1:9090`}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := mustParse(t, tt.yml).Validate()
-			var got []string
-			if err != nil {
-				got = strings.Split(err.Error(), "\n")
-			}
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("error:\n%v\nwant:\n%s", err, strings.Join(tt.want, "\n"))
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkErrors(t, tt.yml, tt.want) })
 	}
 }
 
@@ -228,5 +219,19 @@ func TestRedacted(t *testing.T) {
 	// The original is untouched.
 	if c.Models[0].APIKey != "sk-SECRET0" || c.MCP.Servers[0].Env["TOKEN"] != "SECRET9" || c.Channels.Slack.AppToken != "SECRET5" {
 		t.Error("Redacted modified the original")
+	}
+}
+
+// checkErrors checks that yml parses and fails validation with exactly
+// want, one error a line.
+func checkErrors(t *testing.T, yml string, want []string) {
+	t.Helper()
+	err := mustParse(t, yml).Validate()
+	var got []string
+	if err != nil {
+		got = strings.Split(err.Error(), "\n")
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("error:\n%v\nwant:\n%s", err, strings.Join(want, "\n"))
 	}
 }

@@ -214,11 +214,7 @@ func TestPollSkipsNullUpdates(t *testing.T) {
 		io.WriteString(w, `{"ok":true,"result":[]}`)
 	}))
 	defer srv.Close()
-	c, err := New(Options{Token: "123:t", APIURL: srv.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.me = &models.User{ID: 42, IsBot: true, Username: "DeerBot"}
+	c := pollingChannel(t, srv.URL)
 	if err := c.poll(ctx, nil); err != nil {
 		t.Fatal(err)
 	}

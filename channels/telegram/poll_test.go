@@ -88,11 +88,7 @@ func TestPollBatchChatsConcurrentInOrder(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c, err := New(Options{Token: "123:t", APIURL: srv.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.me = &models.User{ID: 42, IsBot: true, Username: "DeerBot"}
+	c := pollingChannel(t, srv.URL)
 	p := &batchPublisher{seen: map[string]bool{}, got: map[string][]string{},
 		fail: map[string]bool{"telegram:update:15": true}, release: make(chan struct{})}
 	if err := c.poll(ctx, p); err != nil {
@@ -105,4 +101,16 @@ func TestPollBatchChatsConcurrentInOrder(t *testing.T) {
 	if diff := cmp.Diff([]string{"1", "15", "17"}, offsets); diff != "" {
 		t.Errorf("offsets asked for (-want +got):\n%s", diff)
 	}
+}
+
+// pollingChannel is a channel for the Bot API at url that knows itself as
+// @DeerBot, ready to poll.
+func pollingChannel(t *testing.T, url string) *Channel {
+	t.Helper()
+	c, err := New(Options{Token: "123:t", APIURL: url, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.me = &models.User{ID: 42, IsBot: true, Username: "DeerBot"}
+	return c
 }
