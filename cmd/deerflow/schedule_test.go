@@ -381,7 +381,9 @@ func TestScheduledRunCutByKill9IsTold(t *testing.T) {
 			return fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "schedule_task",
 				Arguments: `{"prompt":"say tick","every":"2s","description":"Ticker"}`}}}
 		case held.CompareAndSwap(false, true):
-			return fakeopenai.Turn{Text: "never finished", Hold: hold}
+			// Part of the answer, then nothing: the part shows only once
+			// the run's start is stored (the model is asked before).
+			return fakeopenai.Turn{Text: "never finished", Chunk: 6, HoldAfter: 2, Hold: hold}
 		}
 		return fakeopenai.Turn{Text: "tick"}
 	})
@@ -392,6 +394,9 @@ func TestScheduledRunCutByKill9IsTold(t *testing.T) {
 	tg.PushMessage(faketelegram.Private(ann, "schedule: say tick every 2 seconds"))
 	waitMessage(t, tg, ann.ID, `"next_run"`)
 	model.WaitRequests(3) // the tool call, its answer, and the held run
+	// Killed once the held run is known to have started: its first words
+	// are on screen. (Killed before that, it would simply run again.)
+	waitMessage(t, tg, ann.ID, "never")
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 
