@@ -45,6 +45,9 @@ type Inbound struct {
 	// Files came with the message. They are stored with it (by Ref) and
 	// fetched into the thread's uploads when its turn comes.
 	Files []Attachment `json:",omitempty"`
+	// Press is set when the person pressed a button rather than wrote
+	// (see Presser); Text is then empty.
+	Press *Press `json:",omitempty"`
 	Time  time.Time
 }
 
@@ -123,6 +126,10 @@ type Outbound struct {
 	// Task is set on a subagent's progress reply: the task's id. Such a
 	// reply always answers ReplyTo, in private chats too.
 	Task string
+	// Buttons go under the message (OutMessage, or OutEdit, where an edit
+	// without them removes the ones shown), in rows; channels that cannot
+	// show buttons ignore them, the text then says what to type.
+	Buttons [][]Button
 }
 
 // Sender delivers Outbound messages for one channel. Send returns the

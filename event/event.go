@@ -72,6 +72,13 @@ type Status struct {
 type Clarification struct {
 	Question string
 	Options  []string
+	// Replies, when set, is what choosing each option says in the
+	// conversation (a command, a word the front end knows); by default
+	// the option itself.
+	Replies []string `json:",omitempty"`
+	// Keep: once answered, the message keeps the whole answer above the
+	// choice (a plan); otherwise it shows the question and the choice.
+	Keep bool `json:",omitempty"`
 }
 
 // TaskStarted: a subagent task was queued (Status pending) or started.

@@ -110,21 +110,22 @@ func (o *Outbox) Sender(channel string) (bus.Sender, bool) {
 
 // Record is an Outbound as the outbox keeps it.
 type Record struct {
-	ChatKey  string      `json:"chat"`
-	ThreadID string      `json:"thread,omitempty"` // OutFile: whose outputs hold File
-	Kind     bus.OutKind `json:"kind"`
-	Channel  string      `json:"channel"`
-	ChatID   string      `json:"chat_id"`
-	Topic    string      `json:"topic,omitempty"`
-	ReplyTo  string      `json:"reply_to,omitempty"`
-	EditID   string      `json:"edit_id,omitempty"`
-	Text     string      `json:"text,omitempty"`
-	Failed   bool        `json:"failed,omitempty"`
-	Task     string      `json:"task,omitempty"`
-	File     string      `json:"file,omitempty"` // OutFile: the virtual path
-	Created  time.Time   `json:"created"`
-	Attempts int         `json:"attempts,omitempty"`
-	Tried    time.Time   `json:"tried,omitzero"` // the last failed replay
+	ChatKey  string         `json:"chat"`
+	ThreadID string         `json:"thread,omitempty"` // OutFile: whose outputs hold File
+	Kind     bus.OutKind    `json:"kind"`
+	Channel  string         `json:"channel"`
+	ChatID   string         `json:"chat_id"`
+	Topic    string         `json:"topic,omitempty"`
+	ReplyTo  string         `json:"reply_to,omitempty"`
+	EditID   string         `json:"edit_id,omitempty"`
+	Text     string         `json:"text,omitempty"`
+	Failed   bool           `json:"failed,omitempty"`
+	Task     string         `json:"task,omitempty"`
+	File     string         `json:"file,omitempty"` // OutFile: the virtual path
+	Buttons  [][]bus.Button `json:"buttons,omitempty"`
+	Created  time.Time      `json:"created"`
+	Attempts int            `json:"attempts,omitempty"`
+	Tried    time.Time      `json:"tried,omitzero"` // the last failed replay
 }
 
 // due reports whether the retry loop should try r again: 5 s after it
@@ -144,7 +145,7 @@ func (r *Record) due(now time.Time) bool {
 func NewRecord(chatKey, threadID string, out *bus.Outbound, now time.Time) *Record {
 	r := &Record{ChatKey: chatKey, ThreadID: threadID, Kind: out.Kind, Channel: out.Channel,
 		ChatID: out.ChatID, Topic: out.Topic, ReplyTo: out.ReplyTo, EditID: out.EditID,
-		Text: out.Text, Failed: out.Failed, Task: out.Task, Created: now}
+		Text: out.Text, Failed: out.Failed, Task: out.Task, Buttons: out.Buttons, Created: now}
 	if out.File != nil {
 		r.File = out.File.Path
 	}
@@ -153,7 +154,7 @@ func NewRecord(chatKey, threadID string, out *bus.Outbound, now time.Time) *Reco
 
 func (r *Record) outbound() *bus.Outbound {
 	return &bus.Outbound{Kind: r.Kind, Channel: r.Channel, ChatID: r.ChatID, Topic: r.Topic,
-		ReplyTo: r.ReplyTo, EditID: r.EditID, Text: r.Text, Final: true, Failed: r.Failed, Task: r.Task}
+		ReplyTo: r.ReplyTo, EditID: r.EditID, Text: r.Text, Final: true, Failed: r.Failed, Task: r.Task, Buttons: r.Buttons}
 }
 
 // durable reports whether out is recorded in the outbox before it is sent.

@@ -48,6 +48,9 @@ func (d *Delivery) final(ctx context.Context, text string, failed bool) {
 		o.Kind, o.EditID = bus.OutEdit, id
 	}
 	o.Final, o.Failed = true, failed
+	if answer {
+		o.Buttons = d.buttons(text)
+	}
 	d.sendFinal(ctx, o, answer)
 }
 
@@ -76,6 +79,9 @@ func (d *Delivery) answerTx(tx *store.Tx, answer string) error {
 	}
 	d.mu.Unlock()
 	o.Final = true
+	if err := d.choiceTx(tx, o); err != nil {
+		return err
+	}
 	rec := outbox.NewRecord(d.key, "", o, d.now())
 	seq, err := d.ob.HoldTx(tx, rec)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/choice"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/outbox"
 	"github.com/deerflow/deerflow/store"
@@ -83,6 +84,11 @@ type Delivery struct {
 	answerRec  *outbox.Record
 	answerOut  *bus.Outbound
 	answerIDs  []string
+	// choice is the clarification's options, stored with the answer
+	// (choiceTx); choiceSaved once they were.
+	choice      *choice.Record
+	choiceSaved bool
+	choiceKeep  bool // the answered message keeps the whole answer
 
 	mu     sync.Mutex
 	status string          // the run's overall progress (event.Status), shown first
@@ -209,7 +215,8 @@ func (d *Delivery) Handle(ctx context.Context, ev event.Event) {
 		// Nothing to show: the typing indicator says the run is on.
 	case event.Clarification:
 		// The answer that ends the run asks the question, with its
-		// options numbered.
+		// options numbered; they also go as buttons (see choiceTx).
+		d.clarify(ev)
 	default:
 		d.log.WarnContext(ctx, "progress: an event the delivery does not know", "event", event.Name(ev))
 	}

@@ -268,9 +268,18 @@ func (s *session) plan(rec *store.Research, feedback string) {
 			return
 		}
 		rec.Phase = store.ResearchReviewing
+		// Front ends with buttons offer the two replies that need no words.
+		s.emit(event.Clarification{Question: "Start this research plan?", Options: []string{planStart, planCancel},
+			Replies: []string{"ok", "/stop"}, Keep: true})
 		s.answer(rec, planMessage(rec, s.r.opts.MaxPlanIterations))
 	}
 }
+
+// The plan review's buttons.
+const (
+	planStart  = "▶ Start the research"
+	planCancel = "✖ Cancel"
+)
 
 // review takes the person's reply to the plan: an ok starts it; changes
 // go back to the planner, which may also recognise the reply as an ok.

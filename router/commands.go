@@ -11,6 +11,7 @@ import (
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/agent/tokens"
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/choice"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -118,6 +119,11 @@ func helpText() string {
 
 func (r *Router) cmdNew(ctx context.Context, in *bus.Inbound) error {
 	key := in.ChatKey()
+	if c := r.opts.Runner.Conv(key); in.Press == nil && c.Active != nil && !c.Answered && r.showsButtons(in.Channel) {
+		// Starting over mid-run is easy to regret: ask first.
+		return r.replyChoice(ctx, in, "I'm still working on your last message here. Start a new conversation anyway? (The current reply goes on in the old one.)",
+			&choice.Record{Kind: choice.New, Options: []string{newConfirm, newKeep}})
+	}
 	var id string
 	err := r.opts.Store.Update(func(tx *store.Tx) error {
 		var err error
@@ -252,18 +258,21 @@ func (r *Router) cmdModels(ctx context.Context, in *bus.Inbound, args string) er
 	if args == "" {
 		var sb strings.Builder
 		sb.WriteString("Models:\n")
-		for _, m := range models {
+		rec := &choice.Record{Kind: choice.Model}
+		for i, m := range models {
 			fmt.Fprintf(&sb, "• %s — %s", m.Name, m.ID)
 			if m.Description != "" {
 				fmt.Fprintf(&sb, ": %s", m.Description)
 			}
 			if m.Name == cur.Name {
 				sb.WriteString(" (current)")
+				rec.Current = i + 1
 			}
 			sb.WriteString("\n")
+			rec.Options = append(rec.Options, m.Name)
 		}
-		sb.WriteString("Use /models NAME to switch this conversation.")
-		return r.reply(ctx, in, sb.String())
+		sb.WriteString("Use /models NAME (or a button) to switch this conversation.")
+		return r.replyChoice(ctx, in, sb.String(), rec)
 	}
 	ref, ok := r.opts.Agent.Model(args)
 	if !ok {

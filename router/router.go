@@ -115,6 +115,8 @@ type Router struct {
 	slots  map[string]*slot // chat runs between their engine and follower
 	pruned time.Time        // when old event ids were last forgotten
 
+	pressMu sync.Mutex // one button press at a time (see Press)
+
 	stopLoops context.CancelFunc // ends Start's background work
 	loops     sync.WaitGroup
 }

@@ -22,6 +22,7 @@ import (
 	lark "github.com/larksuite/oapi-sdk-go/v3"
 	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
 	"github.com/larksuite/oapi-sdk-go/v3/event/dispatcher"
+	"github.com/larksuite/oapi-sdk-go/v3/event/dispatcher/callback"
 	larkim "github.com/larksuite/oapi-sdk-go/v3/service/im/v1"
 	larkws "github.com/larksuite/oapi-sdk-go/v3/ws"
 	"golang.org/x/time/rate"
@@ -130,6 +131,9 @@ func (c *Channel) Start(ctx context.Context, b bus.Publisher) error {
 				return ctx.Err()
 			}
 			return c.receive(ctx, b, e)
+		}).
+		OnP2CardActionTrigger(func(ctx context.Context, e *callback.CardActionTriggerEvent) (*callback.CardActionTriggerResponse, error) {
+			return c.press(ctx, b, e)
 		})
 	ws := c.wsClient(d)
 	done := make(chan error, 1)

@@ -104,14 +104,18 @@ func (c *Channel) final(ctx context.Context, out *bus.Outbound) ([]string, error
 	}
 	var ids []string
 	for i, part := range parts {
+		var buttons [][]bus.Button
+		if i == len(parts)-1 {
+			buttons = out.Buttons // under the message's end
+		}
 		var id string
 		err := c.retry(ctx, out.ChatID, func() error {
 			if i == 0 && out.Kind == bus.OutEdit {
 				id = out.EditID
-				return c.patch(ctx, out.EditID, part)
+				return c.patchCard(ctx, out.EditID, cardWith(part, buttons))
 			}
 			var err error
-			id, err = c.send(ctx, out, "interactive", card(part))
+			id, err = c.send(ctx, out, "interactive", cardWith(part, buttons))
 			return err
 		})
 		if err != nil {
@@ -183,6 +187,11 @@ func (c *Channel) send(ctx context.Context, out *bus.Outbound, msgType, content 
 
 // patch replaces a card's markdown.
 func (c *Channel) patch(ctx context.Context, messageID, md string) error {
+	return c.patchCard(ctx, messageID, card(md))
+}
+
+// patchCard replaces a card.
+func (c *Channel) patchCard(ctx context.Context, messageID, content string) error {
 	if err := c.wait(ctx, ""); err != nil {
 		return err
 	}
@@ -192,7 +201,7 @@ func (c *Channel) patch(ctx context.Context, messageID, md string) error {
 		return err
 	}
 	resp, err := c.cli.Im.V1.Message.Patch(ctx, larkim.NewPatchMessageReqBuilder().MessageId(messageID).
-		Body(larkim.NewPatchMessageReqBodyBuilder().Content(card(md)).Build()).Build())
+		Body(larkim.NewPatchMessageReqBodyBuilder().Content(content).Build()).Build())
 	if err != nil {
 		return err
 	}
@@ -260,7 +269,10 @@ func (c *Channel) react(ctx context.Context, messageID, emoji string) {
 // Control characters (but tab and line breaks) and invalid UTF-8 are left
 // out: JSON spells each byte of them in six, which could take a card of
 // maxCardMarkdown bytes past Lark's 30 KB limit.
-func card(md string) string {
+func card(md string) string { return cardWith(md, nil) }
+
+// cardWith is card with buttons under the markdown.
+func cardWith(md string, buttons [][]bus.Button) string {
 	md = strings.Map(func(r rune) rune {
 		if r == utf8.RuneError || r < 0x20 && r != '\t' && r != '\n' && r != '\r' {
 			return -1
@@ -273,7 +285,7 @@ func card(md string) string {
 	return jsonString(map[string]any{
 		"schema": "2.0",
 		"config": map[string]any{"update_multi": true},
-		"body":   map[string]any{"elements": []any{map[string]any{"tag": "markdown", "content": md}}},
+		"body":   map[string]any{"elements": append([]any{map[string]any{"tag": "markdown", "content": md}}, cardButtons(buttons)...)},
 	})
 }
 

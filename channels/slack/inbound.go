@@ -68,7 +68,7 @@ func (c *Channel) event(ctx context.Context, b bus.Publisher, evt socketmode.Eve
 		}
 	case socketmode.EventTypeInteractive:
 		if evt.Request != nil {
-			c.ack(ctx, evt.Request.EnvelopeID)
+			c.interactive(ctx, b, evt)
 		}
 	}
 }

@@ -75,28 +75,41 @@ func (c *Channel) final(ctx context.Context, out *bus.Outbound) ([]string, error
 	parts := channels.SplitMarkdown(out.Text, maxMarkdown)
 	var ids []string
 	for i, part := range parts {
-		opts := []slack.MsgOption{
-			slack.MsgOptionText(cut(part, maxFallback), false),
-			slack.MsgOptionBlocks(slack.NewMarkdownBlock("", part)),
+		blocks := []slack.Block{slack.NewMarkdownBlock("", part)}
+		if a := actionsBlock(out.Buttons); a != nil && i == len(parts)-1 {
+			blocks = append(blocks, a) // under the message's end
 		}
-		var ts string
-		err := c.retry(ctx, out.ChatID, func() error {
-			var err error
-			if i == 0 && out.Kind == bus.OutEdit {
-				if err = c.wait(ctx, out.ChatID); err == nil {
-					_, ts, _, err = c.api.UpdateMessageContext(ctx, out.ChatID, out.EditID, opts...)
-				}
-				return err
-			}
-			ts, err = c.post(ctx, out, opts...)
-			return err
-		})
+		ts, err := c.finalPart(ctx, out, i, part, blocks)
+		if len(blocks) > 1 && isBlocksError(err) {
+			// Refused: the text lists the choices to type.
+			c.log.WarnContext(ctx, "Slack refused the buttons; sending without them", "err", err)
+			ts, err = c.finalPart(ctx, out, i, part, blocks[:1])
+		}
 		if err != nil {
 			return ids, err
 		}
 		ids = append(ids, ts)
 	}
 	return ids, nil
+}
+
+// finalPart posts part i of a final message (the first replaces the
+// progress message when there is one).
+func (c *Channel) finalPart(ctx context.Context, out *bus.Outbound, i int, part string, blocks []slack.Block) (string, error) {
+	opts := []slack.MsgOption{slack.MsgOptionText(cut(part, maxFallback), false), slack.MsgOptionBlocks(blocks...)}
+	var ts string
+	err := c.retry(ctx, out.ChatID, func() error {
+		var err error
+		if i == 0 && out.Kind == bus.OutEdit {
+			if err = c.wait(ctx, out.ChatID); err == nil {
+				_, ts, _, err = c.api.UpdateMessageContext(ctx, out.ChatID, out.EditID, opts...)
+			}
+			return err
+		}
+		ts, err = c.post(ctx, out, opts...)
+		return err
+	})
+	return ts, err
 }
 
 // post sends a new message into the conversation's thread.

@@ -20,6 +20,9 @@ import (
 // error only when the message could not be stored (the update must then be
 // delivered again).
 func (c *Channel) handle(ctx context.Context, b bus.Publisher, u *models.Update) error {
+	if u != nil && u.CallbackQuery != nil {
+		return c.press(ctx, b, u)
+	}
 	in := c.inbound(u)
 	if in == nil {
 		return nil

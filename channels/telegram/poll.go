@@ -204,7 +204,7 @@ func (c *Channel) getUpdates(ctx context.Context, offset int64, short bool) ([]*
 	w := multipart.NewWriter(&body)
 	w.WriteField("offset", strconv.FormatInt(offset, 10))
 	w.WriteField("timeout", strconv.Itoa(timeout))
-	w.WriteField("allowed_updates", `["message"]`)
+	w.WriteField("allowed_updates", `["message","callback_query"]`)
 	w.Close()
 	url := c.o.APIURL + "/bot" + c.o.Token + "/getUpdates"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, &body)

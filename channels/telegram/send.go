@@ -64,7 +64,7 @@ func (c *Channel) Send(ctx context.Context, out *bus.Outbound) (ids []string, er
 func (c *Channel) sendProgress(ctx context.Context, chat int64, out *bus.Outbound) ([]string, error) {
 	text := cutText(out.Text, maxText)
 	if out.Kind == bus.OutEdit {
-		err := c.edit(ctx, chat, out.EditID, text, false)
+		err := c.edit(ctx, chat, out.EditID, text, false, nil)
 		var tm *tgbot.TooManyRequestsError
 		if errors.As(err, &tm) {
 			c.lim.pause(chat, retryAfter(tm))
@@ -72,7 +72,7 @@ func (c *Channel) sendProgress(ctx context.Context, chat int64, out *bus.Outboun
 		}
 		return nil, err
 	}
-	id, err := c.sendText(ctx, chat, out, text, false, out.ReplyTo)
+	id, err := c.sendText(ctx, chat, out, text, false, out.ReplyTo, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -90,13 +90,17 @@ func (c *Channel) sendFinal(ctx context.Context, chat int64, out *bus.Outbound) 
 	}
 	var ids []string
 	for i, chunk := range chunks {
+		var kb models.ReplyMarkup
+		if i == len(chunks)-1 {
+			kb = keyboard(out.Buttons) // under the message's end
+		}
 		var id string
 		err := c.retry(ctx, chat, func() error {
 			var err error
-			id, err = c.finalChunk(ctx, chat, out, i, chunk, true)
+			id, err = c.finalChunkMarkup(ctx, chat, out, i, chunk, true, kb)
 			if isParseError(err) {
 				c.log.WarnContext(ctx, "Telegram could not parse the rendered HTML; sending plain text", "err", err)
-				id, err = c.finalChunk(ctx, chat, out, i, tgmd.PlainText(chunk), false)
+				id, err = c.finalChunkMarkup(ctx, chat, out, i, tgmd.PlainText(chunk), false, kb)
 			}
 			return err
 		})
@@ -108,9 +112,9 @@ func (c *Channel) sendFinal(ctx context.Context, chat int64, out *bus.Outbound) 
 	return ids, nil
 }
 
-func (c *Channel) finalChunk(ctx context.Context, chat int64, out *bus.Outbound, i int, text string, isHTML bool) (string, error) {
+func (c *Channel) finalChunk(ctx context.Context, chat int64, out *bus.Outbound, i int, text string, isHTML bool, kb models.ReplyMarkup) (string, error) {
 	if i == 0 && out.Kind == bus.OutEdit {
-		err := c.edit(ctx, chat, out.EditID, text, isHTML)
+		err := c.edit(ctx, chat, out.EditID, text, isHTML, kb)
 		if err == nil || !strings.Contains(errText(err), "message to edit not found") {
 			return out.EditID, err
 		}
@@ -119,7 +123,7 @@ func (c *Channel) finalChunk(ctx context.Context, chat int64, out *bus.Outbound,
 	if i == 0 {
 		replyTo = out.ReplyTo
 	}
-	return c.sendText(ctx, chat, out, text, isHTML, replyTo)
+	return c.sendText(ctx, chat, out, text, isHTML, replyTo, kb)
 }
 
 // wait spaces calls to chat (see limiter), counting the waits.
@@ -159,7 +163,7 @@ func retryAfter(tm *tgbot.TooManyRequestsError) time.Duration {
 	return time.Duration(min(max(tm.RetryAfter, 1), 60)) * time.Second
 }
 
-func (c *Channel) sendText(ctx context.Context, chat int64, out *bus.Outbound, text string, isHTML bool, replyTo string) (string, error) {
+func (c *Channel) sendText(ctx context.Context, chat int64, out *bus.Outbound, text string, isHTML bool, replyTo string, kb models.ReplyMarkup) (string, error) {
 	if err := c.wait(ctx, chat); err != nil {
 		return "", err
 	}
@@ -168,6 +172,7 @@ func (c *Channel) sendText(ctx context.Context, chat int64, out *bus.Outbound, t
 		MessageThreadID:    topicThread(out.Topic),
 		Text:               text,
 		LinkPreviewOptions: &models.LinkPreviewOptions{IsDisabled: tgbot.True()},
+		ReplyMarkup:        kb,
 	}
 	if isHTML {
 		p.ParseMode = models.ParseModeHTML
@@ -185,7 +190,7 @@ func (c *Channel) sendText(ctx context.Context, chat int64, out *bus.Outbound, t
 	return strconv.Itoa(m.ID), nil
 }
 
-func (c *Channel) edit(ctx context.Context, chat int64, id, text string, isHTML bool) error {
+func (c *Channel) edit(ctx context.Context, chat int64, id, text string, isHTML bool, kb models.ReplyMarkup) error {
 	n, err := strconv.Atoi(id)
 	if err != nil {
 		return fmt.Errorf("telegram: bad message id %q", id)
@@ -194,7 +199,7 @@ func (c *Channel) edit(ctx context.Context, chat int64, id, text string, isHTML 
 		return err
 	}
 	p := &tgbot.EditMessageTextParams{ChatID: chat, MessageID: n, Text: text,
-		LinkPreviewOptions: &models.LinkPreviewOptions{IsDisabled: tgbot.True()}}
+		LinkPreviewOptions: &models.LinkPreviewOptions{IsDisabled: tgbot.True()}, ReplyMarkup: kb}
 	if isHTML {
 		p.ParseMode = models.ParseModeHTML
 	}

@@ -148,6 +148,9 @@ func (s *Server) checkContentLocked(msgType, content string) (map[string]any, in
 		if len(obj) == 0 {
 			return nil, CodeInvalidParam, "invalid message content: empty " + msgType
 		}
+		if _, bad := cardButtons(content); msgType == "interactive" && bad != "" {
+			return nil, CodeInvalidParam, "invalid message content: " + bad
+		}
 	case "image", "file":
 		k, _ := obj[key].(string)
 		if s.uploads[k] == nil {

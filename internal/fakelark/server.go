@@ -88,6 +88,7 @@ type Server struct {
 	events    map[string]*event // by event_id
 	frames    map[string]string // frame message_id -> event_id
 	acks      map[string]int    // frame message_id -> ack code
+	ackData   map[string][]byte // frame message_id -> the ack's data (a callback's response)
 	queue     []string          // event_ids waiting for a connection
 	timers    map[*time.Timer]bool
 

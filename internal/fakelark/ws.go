@@ -160,12 +160,17 @@ func (c *wsConn) writeLoop() {
 
 func (s *Server) recordAck(frameID string, payload []byte) {
 	var resp struct {
-		Code int `json:"code"`
+		Code int    `json:"code"`
+		Data []byte `json:"data"` // base64 in the JSON, as the SDK writes it
 	}
 	_ = json.Unmarshal(payload, &resp)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.acks[frameID] = resp.Code
+	if s.ackData == nil {
+		s.ackData = map[string][]byte{}
+	}
+	s.ackData[frameID] = resp.Data
 	if ev := s.events[s.frames[frameID]]; ev != nil && resp.Code == http.StatusOK {
 		ev.acked = true
 	}

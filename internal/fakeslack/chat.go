@@ -32,6 +32,7 @@ func validateBlocks(raw string) (json.RawMessage, string, string) {
 		return nil, "invalid_blocks", fmt.Sprintf("no more than %d items allowed [json-pointer:/blocks]", maxBlocks)
 	}
 	md := 0
+	ids := map[string]bool{}
 	for i, b := range arr {
 		typ, _ := b["type"].(string)
 		textObj, _ := b["text"].(map[string]any)
@@ -48,6 +49,10 @@ func validateBlocks(raw string) (json.RawMessage, string, string) {
 		case "header":
 			if n > maxHeaderRunes {
 				return nil, "invalid_blocks", fmt.Sprintf("must be less than %d characters %s", maxHeaderRunes+1, ptr)
+			}
+		case "actions":
+			if code, msg := validateActions(b, i, ids); code != "" {
+				return nil, code, msg
 			}
 		case "markdown":
 			t, _ := b["text"].(string)

@@ -116,6 +116,9 @@ func replyMarkup(q *request) (json.RawMessage, *apiError) {
 	if json.Unmarshal([]byte(q.str("reply_markup")), &obj) != nil || json.Compact(&b, []byte(q.str("reply_markup"))) != nil {
 		return nil, badRequest("can't parse reply keyboard markup JSON object")
 	}
+	if e := checkKeyboard(b.Bytes()); e != nil {
+		return nil, e
+	}
 	return b.Bytes(), nil
 }
 
