@@ -37,15 +37,27 @@ func scheduleModel(model *fakeopenai.Server, args func(text string) string) *ato
 	return &ticks
 }
 
-// scheduled returns the chat's messages that are scheduled answers.
-func scheduled(tg *faketelegram.Server, chat int64, mark string) []*faketelegram.SentMessage {
-	var out []*faketelegram.SentMessage
-	for _, m := range tg.Messages(chat) {
-		if strings.HasPrefix(m.PlainText, "⏰ "+mark) && strings.Contains(m.PlainText, "tick") {
-			out = append(out, m)
+// matching returns the items whose text passes keep.
+func matching[T any](items []T, text func(T) string, keep func(string) bool) []T {
+	var out []T
+	for _, it := range items {
+		if keep(text(it)) {
+			out = append(out, it)
 		}
 	}
 	return out
+}
+
+// isTick reports whether text is a scheduled answer of the task mark.
+func isTick(mark string) func(string) bool {
+	return func(text string) bool { return strings.HasPrefix(text, "⏰ "+mark) && strings.Contains(text, "tick") }
+}
+
+func plainText(m *faketelegram.SentMessage) string { return m.PlainText }
+
+// scheduled returns the chat's messages that are scheduled answers.
+func scheduled(tg *faketelegram.Server, chat int64, mark string) []*faketelegram.SentMessage {
+	return matching(tg.Messages(chat), plainText, isTick(mark))
 }
 
 // TestScheduledTaskInATelegramTopic: a message in a forum topic makes the
@@ -177,25 +189,13 @@ func TestScheduledTasksSurviveKill9(t *testing.T) {
 
 // countText counts the chat's messages that show text.
 func countText(tg *faketelegram.Server, chat int64, text string) int {
-	n := 0
-	for _, m := range tg.Messages(chat) {
-		if strings.Contains(m.PlainText, text) {
-			n++
-		}
-	}
-	return n
+	return len(matching(tg.Messages(chat), plainText, func(s string) bool { return strings.Contains(s, text) }))
 }
 
 // lateRuns counts the chat's scheduled answers of mark that say they are
 // late.
 func lateRuns(tg *faketelegram.Server, chat int64, mark string) int {
-	n := 0
-	for _, m := range scheduled(tg, chat, mark) {
-		if strings.Contains(m.PlainText, "(late: it was due at") {
-			n++
-		}
-	}
-	return n
+	return len(matching(scheduled(tg, chat, mark), plainText, func(s string) bool { return strings.Contains(s, "(late: it was due at") }))
 }
 
 // lateAfterForTest is how long after its time a run must start to be
@@ -204,13 +204,7 @@ const lateAfterForTest = 2 * time.Second
 
 // slackScheduled returns the channel's scheduled answers (final text).
 func slackScheduled(sl *fakeslack.Server, channel string) []*fakeslack.Posted {
-	var out []*fakeslack.Posted
-	for _, p := range sl.Messages(channel) {
-		if strings.HasPrefix(markdownOf(p), "⏰ Ticker") && strings.Contains(markdownOf(p), "tick") {
-			out = append(out, p)
-		}
-	}
-	return out
+	return matching(sl.Messages(channel), markdownOf, isTick("Ticker"))
 }
 
 // TestScheduledTaskInASlackThread: a task scheduled from a mention runs
