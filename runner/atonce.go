@@ -27,12 +27,9 @@ func (r *Runner) submitAtOnce(l *lane, run *Run) (Ticket, error) {
 	if _, err := r.enqueue(l, run, Enqueue, true); err != nil {
 		// Shutdown began meanwhile: stored to run after the restart.
 		run.finish(StatusPending, "deerflow is shutting down; the run starts once it is back")
-		if err := <-run.accepted; err != nil {
-			return Ticket{}, err
-		}
-		return Ticket{Run: run}, nil
+	} else {
+		r.start(l)
 	}
-	r.start(l)
 	if err := <-run.accepted; err != nil {
 		return Ticket{}, err
 	}
