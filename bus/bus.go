@@ -8,6 +8,7 @@ package bus
 import (
 	"context"
 	"io"
+	"path"
 	"strings"
 	"time"
 
@@ -56,9 +57,37 @@ type Inbound struct {
 // needs to fetch it again after a restart (see Reattacher).
 type Attachment struct {
 	Name string
-	Size int64                         // -1 when unknown
-	Ref  string                        `json:",omitempty"`
-	Open func() (io.ReadCloser, error) `json:"-"`
+	Size int64  // -1 when unknown
+	Ref  string `json:",omitempty"`
+	// MIME is the platform's media type for the file ("audio/ogg"), when
+	// it sent one.
+	MIME string `json:",omitempty"`
+	// Voice marks a recorded voice note or audio clip (what a person says
+	// instead of typing), as opposed to an audio file sent as a document;
+	// both are Audio. A voice note's transcript stands for the message's
+	// text.
+	Voice bool                          `json:",omitempty"`
+	Open  func() (io.ReadCloser, error) `json:"-"`
+}
+
+// audioExts are the file extensions of audio formats speech-to-text
+// services take (or that platforms use for voice notes). ".webm" and
+// ".mp4" are not among them: they are video as often as audio, so only a
+// MIME type of audio/* makes such a file audio.
+var audioExts = map[string]bool{
+	".ogg": true, ".oga": true, ".opus": true, ".mp3": true, ".m4a": true,
+	".wav": true, ".flac": true, ".aac": true, ".amr": true, ".mpga": true,
+	".mpeg": true,
+}
+
+// Audio reports whether the attachment is sound: a voice note, a file of
+// an audio MIME type, or one whose name has an audio extension. The
+// router transcribes audio it is asked to (voice notes always).
+func (a Attachment) Audio() bool {
+	if a.Voice || strings.HasPrefix(strings.ToLower(a.MIME), "audio/") {
+		return true
+	}
+	return audioExts[strings.ToLower(path.Ext(a.Name))]
 }
 
 // Reattacher is implemented by senders whose attachments can be fetched

@@ -139,7 +139,9 @@ func (c *Channel) content(m *larkim.EventMessage) (text string, files []bus.Atta
 		if im.ImageKey != "" {
 			files = append(files, c.resource(msgID, im.ImageKey, "image", "image_"+im.ImageKey+".png", -1))
 		}
-	case "file", "media", "audio":
+	case "audio":
+		files = append(files, c.voice(msgID, raw)...)
+	case "file", "media":
 		var f struct {
 			FileKey  string `json:"file_key"`
 			FileName string `json:"file_name"`
@@ -220,6 +222,22 @@ func postText(raw []byte) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// voice describes an audio message, a voice note recorded in Feishu/Lark:
+// its content is {"file_key":"…","duration":ms} with no name, and the
+// recording is Opus (in an Ogg container), fetched as a "file" resource.
+func (c *Channel) voice(msgID string, raw []byte) []bus.Attachment {
+	var a struct {
+		FileKey string `json:"file_key"`
+	}
+	json.Unmarshal(raw, &a)
+	if a.FileKey == "" {
+		return nil
+	}
+	v := c.resource(msgID, a.FileKey, "file", "voice_"+a.FileKey+".opus", -1)
+	v.MIME, v.Voice = "audio/opus", true
+	return []bus.Attachment{v}
 }
 
 // resource downloads a message's image or file when the router saves it.

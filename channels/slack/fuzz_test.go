@@ -27,6 +27,7 @@ var eventSeeds = []string{
 	`{"token":"t","team_id":"T1","type":"event_callback","event":{"type":"message","channel":"D1","channel_type":"im","bot_id":"B9","user":"U9","text":"a bot","ts":"1.6"}}`,
 	`{"token":"t","team_id":"T1","type":"event_callback","event":{"type":"message","channel":"C1","channel_type":"channel","user":"U2","text":"chatter","ts":"1.7"}}`,
 	`{"token":"t","team_id":"T1","type":"event_callback","event":{"type":"message","channel":"D1","channel_type":"im","user":"U1","text":"\u202eשלום\u200b \u0000 \ud800 <mailto:a@b.c> <@UBOT|bot> &#65;","ts":"1.8"}}`,
+	`{"token":"t","team_id":"T1","type":"event_callback","event":{"type":"message","subtype":"file_share","channel":"D1","channel_type":"im","user":"U1","text":"","ts":"1.10","files":[{"id":"F3","name":"audio_message.webm","mimetype":"audio/webm","filetype":"webm","subtype":"slack_audio","media_display_type":"audio","size":900,"url_private_download":"https://files/c"}]}}`,
 	`{"token":"t","type":"url_verification","challenge":"c"}`,
 	`{"token":"t","type":"event_callback","event":{"type":"reaction_added","user":"U1"}}`,
 	`{"token":"t","type":"event_callback","event":null}`,

@@ -136,9 +136,7 @@ func (c *Channel) inbound(ev slackevents.EventsAPIEvent) (in *bus.Inbound, files
 		Group:    channelType != "im",
 		Text:     cleanText(strings.ReplaceAll(text, mention, "")),
 	}
-	for _, f := range attached {
-		in.Files = append(in.Files, c.attachment(f))
-	}
+	in.Files = c.attachments(ev, attached)
 	if in.Text == "" && len(in.Files) == 0 {
 		return nil, false
 	}
@@ -169,14 +167,70 @@ func cleanText(s string) string {
 	return strings.TrimSpace(html.UnescapeString(s))
 }
 
+// attachments describes the files shared with an event.
+func (c *Channel) attachments(ev slackevents.EventsAPIEvent, files []slack.File) []bus.Attachment {
+	if len(files) == 0 {
+		return nil
+	}
+	clips := audioClips(ev)
+	out := make([]bus.Attachment, 0, len(files))
+	for _, f := range files {
+		out = append(out, c.attachment(f, clips[f.ID]))
+	}
+	return out
+}
+
 // attachment fetches a shared file with the bot token when the router
-// saves it.
-func (c *Channel) attachment(f slack.File) bus.Attachment {
+// saves it. clip marks one of Slack's recorded audio clips (a voice note).
+func (c *Channel) attachment(f slack.File, clip bool) bus.Attachment {
 	url := f.URLPrivateDownload
 	if url == "" {
 		url = f.URLPrivate
 	}
-	return bus.Attachment{Name: f.Name, Size: int64(f.Size), Ref: url, Open: c.Reattach(url)}
+	a := bus.Attachment{Name: f.Name, Size: int64(f.Size), Ref: url, MIME: f.Mimetype, Open: c.Reattach(url)}
+	// Clips recorded in Slack carry a waveform too; some are labelled
+	// video/* (webm, mp4) though they hold only sound.
+	if clip || (len(f.AudioWaveSamples) > 0 && strings.HasPrefix(f.Mimetype, "audio/")) {
+		a.Voice = true
+		if rest, ok := strings.CutPrefix(a.MIME, "video/"); ok {
+			a.MIME = "audio/" + rest
+		}
+	}
+	return a
+}
+
+// audioClips returns the ids of the event's files that are audio clips
+// recorded in Slack (file subtype "slack_audio"). slack-go's File has no
+// subtype, so it is read from the raw event.
+func audioClips(ev slackevents.EventsAPIEvent) map[string]bool {
+	cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent)
+	if !ok || cb.InnerEvent == nil {
+		return nil
+	}
+	type file struct {
+		ID      string `json:"id"`
+		Subtype string `json:"subtype"`
+	}
+	var raw struct {
+		Files   []file `json:"files"`
+		Message *struct {
+			Files []file `json:"files"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(*cb.InnerEvent, &raw) != nil {
+		return nil
+	}
+	files := raw.Files
+	if raw.Message != nil {
+		files = append(files, raw.Message.Files...)
+	}
+	clips := map[string]bool{}
+	for _, f := range files {
+		if f.Subtype == "slack_audio" && f.ID != "" {
+			clips[f.ID] = true
+		}
+	}
+	return clips
 }
 
 // Reattach (bus.Reattacher) fetches a shared file by its private URL,

@@ -61,6 +61,8 @@ var updateSeeds = []string{
 	`{"ok":true,"result":[{"update_id":10,"message":{"message_id":17,"from":{"id":7},"chat":{"id":-1,"type":"group"},"date":1,"text":"@deerbot\u0000\u200b\u202e\ud800 x","entities":[{"type":"mention","offset":0,"length":8},{"type":"mention","offset":-3,"length":99},{"type":"text_mention","offset":0,"length":1,"user":{"id":42,"is_bot":true,"first_name":"D"}}]}}]}`,
 	`{"ok":true,"result":[{"update_id":11,"message":{"message_id":18,"from":{"id":12345,"first_name":"A"},"chat":{"id":12345,"type":"private"},"date":1,"text":"/start@DeerBot","entities":[{"type":"bot_command","offset":0,"length":14}]}}]}`,
 	`{"ok":true,"result":[{"update_id":12,"message":{"message_id":19,"from":{"id":7},"chat":{"id":-1,"type":"group"},"date":1,"text":"/status@OtherBot","entities":[{"type":"bot_command","offset":0,"length":16}]}}]}`,
+	`{"ok":true,"result":[{"update_id":14,"message":{"message_id":21,"from":{"id":12345,"first_name":"A"},"chat":{"id":12345,"type":"private"},"date":1,"voice":{"duration":2,"mime_type":"audio/ogg","file_id":"AwAC1","file_unique_id":"u1","file_size":900}}}]}`,
+	`{"ok":true,"result":[{"update_id":15,"message":{"message_id":22,"from":{"id":7},"chat":{"id":-1,"type":"group"},"date":1,"caption":"@deerbot listen","caption_entities":[{"type":"mention","offset":0,"length":8}],"audio":{"duration":2,"file_id":"CQAC1","file_unique_id":"u2","mime_type":"audio/mpeg"}}}]}`,
 	`{"ok":false,"error_code":429,"description":"Too Many Requests","parameters":{"retry_after":3}}`,
 	"{\"ok\":true,\"result\":[{\"update_id\":13,\"message\":{\"message_id\":20,\"from\":{\"id\":1},\"chat\":{\"id\":1,\"type\":\"private\"},\"date\":1,\"text\":\"bad \xff utf8\"}}]}",
 }
@@ -115,7 +117,7 @@ func checkInbound(t *testing.T, c *Channel, u *models.Update) {
 		if src == "" {
 			src = m.Caption
 		}
-		if updateNorm(src) != "" || m.Document != nil || len(m.Photo) > 0 {
+		if updateNorm(src) != "" || m.Document != nil || len(m.Photo) > 0 || m.Voice != nil || m.Audio != nil {
 			t.Fatalf("a private message from an allowed person was dropped: %+v", m)
 		}
 		return
@@ -156,6 +158,14 @@ func checkInbound(t *testing.T, c *Channel, u *models.Update) {
 		t.Fatalf("text %q does not come from %q", in.Text, src)
 	}
 	switch {
+	case m.Voice != nil:
+		if len(in.Files) != 1 || !in.Files[0].Voice || !strings.HasPrefix(in.Files[0].Name, "voice_"+strconv.Itoa(m.ID)+".") {
+			t.Fatalf("voice note became %+v", in.Files)
+		}
+	case m.Audio != nil:
+		if len(in.Files) != 1 || in.Files[0].Voice || in.Files[0].Name == "" {
+			t.Fatalf("audio became %+v", in.Files)
+		}
 	case m.Document != nil:
 		want := m.Document.FileName
 		if want == "" {

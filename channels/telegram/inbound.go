@@ -151,22 +151,62 @@ func stripCommandTarget(text string, entities []models.MessageEntity, me string)
 	return text
 }
 
-// attachments describes the message's photo or document; each is
-// downloaded only when the router saves it (after the size check).
+// attachments describes the message's photo, document, voice note or
+// audio; each is downloaded only when the router saves it (after the size
+// check). A voice note is marked Voice: the router transcribes it and
+// uses the words as the message's text.
 func (c *Channel) attachments(m *models.Message) []bus.Attachment {
 	switch {
+	case m.Voice != nil:
+		v := m.Voice
+		mt := v.MimeType
+		if mt == "" {
+			mt = "audio/ogg" // what Telegram records voice notes as (OGG Opus)
+		}
+		return []bus.Attachment{{Name: fmt.Sprintf("voice_%d%s", m.ID, audioExt(mt, ".ogg")), Size: v.FileSize,
+			Ref: v.FileID, MIME: mt, Voice: true, Open: c.download(v.FileID)}}
+	case m.Audio != nil:
+		a := m.Audio
+		name := a.FileName
+		if name == "" {
+			name = fmt.Sprintf("audio_%d%s", m.ID, audioExt(a.MimeType, ".mp3"))
+		}
+		return []bus.Attachment{{Name: name, Size: a.FileSize, Ref: a.FileID, MIME: a.MimeType, Open: c.download(a.FileID)}}
 	case m.Document != nil:
 		d := m.Document
 		name := d.FileName
 		if name == "" {
 			name = fmt.Sprintf("document_%d", m.ID)
 		}
-		return []bus.Attachment{{Name: name, Size: d.FileSize, Ref: d.FileID, Open: c.download(d.FileID)}}
+		return []bus.Attachment{{Name: name, Size: d.FileSize, Ref: d.FileID, MIME: d.MimeType, Open: c.download(d.FileID)}}
 	case len(m.Photo) > 0:
 		p := m.Photo[len(m.Photo)-1] // the largest size
 		return []bus.Attachment{{Name: fmt.Sprintf("photo_%d.jpg", m.ID), Size: int64(p.FileSize), Ref: p.FileID, Open: c.download(p.FileID)}}
 	}
 	return nil
+}
+
+// audioExt is the file extension for an audio MIME type, or def when the
+// type is unknown: transcription services tell formats by the name.
+func audioExt(mimeType, def string) string {
+	mt, _, _ := strings.Cut(strings.ToLower(mimeType), ";")
+	switch strings.TrimSpace(mt) {
+	case "audio/ogg", "audio/opus", "audio/x-opus+ogg":
+		return ".ogg"
+	case "audio/mpeg", "audio/mp3":
+		return ".mp3"
+	case "audio/mp4", "audio/m4a", "audio/x-m4a":
+		return ".m4a"
+	case "audio/aac":
+		return ".aac"
+	case "audio/wav", "audio/x-wav", "audio/wave":
+		return ".wav"
+	case "audio/flac", "audio/x-flac":
+		return ".flac"
+	case "audio/webm":
+		return ".webm"
+	}
+	return def
 }
 
 // Reattach (bus.Reattacher) fetches a file by its file_id.

@@ -59,6 +59,7 @@ type Server struct {
 	inFlight  int
 	cancelled int
 	changed   chan struct{} // closed and replaced on every change of the counters above
+	audio     audioState    // POST /v1/audio/transcriptions (audio.go)
 }
 
 // New starts a Server on 127.0.0.1, shut down when the test ends.
@@ -162,6 +163,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.listModels(w)
+	case r.URL.Path == "/v1/audio/transcriptions" && r.Method == http.MethodPost:
+		s.transcribe(w, r)
 	case r.URL.Path != "/v1/chat/completions":
 		writeError(w, http.StatusNotFound, "", apiError{
 			Message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path),

@@ -17,14 +17,22 @@ type File struct {
 	ID, Name, Title, Mimetype, Filetype string
 	Size                                int
 	URLPrivate, URLPrivateDownload      string // on this host; need "Authorization: Bearer <BotToken>"
+	// Set for audio clips recorded in Slack (see AddAudioClip); absent
+	// from the JSON when zero.
+	Subtype          string // "slack_audio"
+	MediaDisplayType string // "audio"
+	DurationMs       int
+	AudioWaveSamples []int
 }
 
 type fileRec struct {
 	id, name, title string
 	length          int
 	data            []byte
-	uploaded        bool // data received (upload_url POST or AddFile)
-	completed       bool // completeUploadExternal done (or AddFile)
+	mimetype        string // when set, instead of the one the name suggests
+	clip            *File  // the audio clip fields (AddAudioClip)
+	uploaded        bool   // data received (upload_url POST or AddFile)
+	completed       bool   // completeUploadExternal done (or AddFile)
 	user            string
 }
 
@@ -42,23 +50,43 @@ func (s *Server) AddFile(id, name string, data []byte) File {
 
 // file converts a record; s.mu must be held.
 func (s *Server) file(f *fileRec) File {
-	mt := mime.TypeByExtension(path.Ext(f.name))
+	mt := f.mimetype
+	if mt == "" {
+		mt = mime.TypeByExtension(path.Ext(f.name))
+	}
 	if mt == "" {
 		mt = "application/octet-stream"
 	}
 	u := fmt.Sprintf("%s/files-pri/%s-%s/", s.URL, s.TeamID, f.id)
-	return File{ID: f.id, Name: f.name, Title: f.title, Mimetype: mt,
+	out := File{ID: f.id, Name: f.name, Title: f.title, Mimetype: mt,
 		Filetype: strings.TrimPrefix(path.Ext(f.name), "."), Size: len(f.data),
 		URLPrivate: u + f.name, URLPrivateDownload: u + "download/" + f.name}
+	if c := f.clip; c != nil {
+		out.Subtype, out.MediaDisplayType, out.DurationMs, out.AudioWaveSamples = c.Subtype, c.MediaDisplayType, c.DurationMs, c.AudioWaveSamples
+	}
+	return out
 }
 
 // JSON returns the file object as it appears in events and API responses.
 func (f File) JSON() map[string]any {
-	return map[string]any{
+	j := map[string]any{
 		"id": f.ID, "name": f.Name, "title": f.Title, "mimetype": f.Mimetype, "filetype": f.Filetype,
 		"size": f.Size, "mode": "hosted", "is_external": false, "is_public": false,
 		"url_private": f.URLPrivate, "url_private_download": f.URLPrivateDownload,
 	}
+	if f.Subtype != "" {
+		j["subtype"] = f.Subtype
+	}
+	if f.MediaDisplayType != "" {
+		j["media_display_type"] = f.MediaDisplayType
+	}
+	if f.DurationMs != 0 {
+		j["duration_ms"] = f.DurationMs
+	}
+	if len(f.AudioWaveSamples) > 0 {
+		j["audio_wave_samples"] = f.AudioWaveSamples
+	}
+	return j
 }
 
 func (s *Server) fileJSON(f *fileRec) map[string]any {

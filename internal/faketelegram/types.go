@@ -58,6 +58,27 @@ type Document struct {
 	FileSize     int    `json:"file_size,omitempty"`
 }
 
+// Voice is a voice note (OGG Opus, recorded in the app).
+type Voice struct {
+	FileID       string `json:"file_id"`
+	FileUniqueID string `json:"file_unique_id"`
+	Duration     int    `json:"duration"` // seconds
+	MimeType     string `json:"mime_type,omitempty"`
+	FileSize     int    `json:"file_size,omitempty"`
+}
+
+// Audio is a music file or other sound sent to be played as audio.
+type Audio struct {
+	FileID       string `json:"file_id"`
+	FileUniqueID string `json:"file_unique_id"`
+	Duration     int    `json:"duration"` // seconds
+	Performer    string `json:"performer,omitempty"`
+	Title        string `json:"title,omitempty"`
+	FileName     string `json:"file_name,omitempty"`
+	MimeType     string `json:"mime_type,omitempty"`
+	FileSize     int    `json:"file_size,omitempty"`
+}
+
 // ForumTopicCreated is the service message that opens a forum topic. Real
 // topic messages that reply to nothing carry it as reply_to_message.
 type ForumTopicCreated struct {
@@ -79,6 +100,8 @@ type Message struct {
 	Entities          []MessageEntity    `json:"entities,omitempty"`
 	Photo             []PhotoSize        `json:"photo,omitempty"`
 	Document          *Document          `json:"document,omitempty"`
+	Audio             *Audio             `json:"audio,omitempty"`
+	Voice             *Voice             `json:"voice,omitempty"`
 	Caption           string             `json:"caption,omitempty"`
 	CaptionEntities   []MessageEntity    `json:"caption_entities,omitempty"`
 	ForumTopicCreated *ForumTopicCreated `json:"forum_topic_created,omitempty"`
