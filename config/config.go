@@ -9,24 +9,26 @@ import "path/filepath"
 
 // Config is the whole configuration file.
 type Config struct {
-	DataDir   string         `yaml:"data_dir"`
-	Log       Log            `yaml:"log"`
-	HTTP      HTTP           `yaml:"http"`
-	Shutdown  Shutdown       `yaml:"shutdown"`
-	Models    []Model        `yaml:"models"`
-	Agent     Agent          `yaml:"agent"`
-	Router    Router         `yaml:"router"`
-	Channels  Channels       `yaml:"channels"`
-	Sandbox   Sandbox        `yaml:"sandbox"`
-	Subagents Subagents      `yaml:"subagents"`
-	Research  Research       `yaml:"research"`
-	Scheduler Scheduler      `yaml:"scheduler"`
-	Memory    Memory         `yaml:"memory"`
-	Skills    Skills         `yaml:"skills"`
-	SkillEvo  SkillEvolution `yaml:"skill_evolution"`
-	Tools     Tools          `yaml:"tools"`
-	MCP       MCP            `yaml:"mcp"`
-	Console   Console        `yaml:"console"`
+	DataDir       string         `yaml:"data_dir"`
+	Log           Log            `yaml:"log"`
+	HTTP          HTTP           `yaml:"http"`
+	Shutdown      Shutdown       `yaml:"shutdown"`
+	Models        []Model        `yaml:"models"`
+	Agent         Agent          `yaml:"agent"`
+	Router        Router         `yaml:"router"`
+	Channels      Channels       `yaml:"channels"`
+	Sandbox       Sandbox        `yaml:"sandbox"`
+	Subagents     Subagents      `yaml:"subagents"`
+	Research      Research       `yaml:"research"`
+	Scheduler     Scheduler      `yaml:"scheduler"`
+	Uploads       Uploads        `yaml:"uploads"`
+	Transcription Transcription  `yaml:"transcription"`
+	Memory        Memory         `yaml:"memory"`
+	Skills        Skills         `yaml:"skills"`
+	SkillEvo      SkillEvolution `yaml:"skill_evolution"`
+	Tools         Tools          `yaml:"tools"`
+	MCP           MCP            `yaml:"mcp"`
+	Console       Console        `yaml:"console"`
 
 	src *source // where it was read from; nil for a Config built in code
 }

@@ -27,6 +27,7 @@ func (c *Config) applyDefaults(lookup lookupFunc) {
 	c.sandboxDefaults()
 	c.featureDefaults()
 	c.schedulerDefaults()
+	c.uploadsDefaults(env)
 }
 
 // defString sets *p to def when it is empty.

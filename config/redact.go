@@ -25,6 +25,8 @@ func (c *Config) Redacted() *Config {
 	r.Channels.Slack.AppToken = mask(c.Channels.Slack.AppToken)
 	r.Channels.Lark.AppSecret = mask(c.Channels.Lark.AppSecret)
 	r.HTTP.APIToken = mask(c.HTTP.APIToken)
+	r.Transcription.APIKey = mask(c.Transcription.APIKey)
+	r.Transcription.BaseURL = maskURL(c.Transcription.BaseURL)
 	r.MCP.Servers = slices.Clone(c.MCP.Servers)
 	for i := range r.MCP.Servers {
 		s := &r.MCP.Servers[i]

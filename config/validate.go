@@ -23,6 +23,7 @@ func (c *Config) Validate() error {
 	v.limits()
 	v.research()
 	v.scheduler()
+	v.uploads()
 	v.mcp()
 	return errors.Join(v.errs...)
 }

@@ -42,6 +42,7 @@ func (d *Delivery) final(ctx context.Context, text string, failed bool) {
 			text = shown + "\n\n" + text
 		}
 	}
+	text = prefaced(d.preface, text)
 	d.mu.Unlock()
 	o := d.out(bus.OutMessage, text)
 	if id != "" {
@@ -52,6 +53,25 @@ func (d *Delivery) final(ctx context.Context, text string, failed bool) {
 		o.Buttons = d.buttons(text)
 	}
 	d.sendFinal(ctx, o, answer)
+}
+
+// Preface puts line above everything the run shows, in the progress
+// message and the answer (not in the conversation's history): what a
+// voice note was heard to say. Channels that stream the answer as it
+// comes don't show it.
+func (d *Delivery) Preface(line string) {
+	if d.main == nil {
+		return
+	}
+	d.update(func() { d.preface = line })
+}
+
+// prefaced puts the preface, when there is one, above text.
+func prefaced(preface, text string) string {
+	if preface == "" {
+		return text
+	}
+	return preface + "\n\n" + text
 }
 
 // sendFinal sends the message that ends the run. The answer's outbox
@@ -73,7 +93,7 @@ func (d *Delivery) sendFinal(ctx context.Context, o *bus.Outbound, answer bool) 
 // progress message when it exists.
 func (d *Delivery) answerTx(tx *store.Tx, answer string) error {
 	d.mu.Lock()
-	o := d.out(bus.OutMessage, answer)
+	o := d.out(bus.OutMessage, prefaced(d.preface, answer))
 	if d.main != nil && d.main.msgID != "" {
 		o.Kind, o.EditID = bus.OutEdit, d.main.msgID
 	}

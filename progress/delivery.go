@@ -90,14 +90,15 @@ type Delivery struct {
 	choiceSaved bool
 	choiceKeep  bool // the answered message keeps the whole answer
 
-	mu     sync.Mutex
-	status string          // the run's overall progress (event.Status), shown first
-	text   strings.Builder // the current step's answer text
-	acts   []string
-	main   *editor       // the progress message; nil for DeltaStreamers
-	tasks  []*taskView   // subagents' progress replies, in start order
-	typing chan struct{} // closed to end the typing loop; nil without a Typer
-	ticker sync.WaitGroup
+	mu      sync.Mutex
+	preface string          // shown above everything else (Preface)
+	status  string          // the run's overall progress (event.Status), shown first
+	text    strings.Builder // the current step's answer text
+	acts    []string
+	main    *editor       // the progress message; nil for DeltaStreamers
+	tasks   []*taskView   // subagents' progress replies, in start order
+	typing  chan struct{} // closed to end the typing loop; nil without a Typer
+	ticker  sync.WaitGroup
 }
 
 // New starts the delivery of one run answering in: "typing…" shows
@@ -288,6 +289,10 @@ func (d *Delivery) update(f func()) {
 
 func (d *Delivery) render() string {
 	var b strings.Builder
+	b.WriteString(d.preface)
+	if d.status != "" && b.Len() > 0 {
+		b.WriteString("\n\n")
+	}
 	b.WriteString(d.status)
 	if t := strings.TrimSpace(d.text.String()); t != "" {
 		if b.Len() > 0 {

@@ -295,17 +295,17 @@ func TestFilesOfAStoredMessageAreFetchedAfterRestart(t *testing.T) {
 	saved := map[string]string{}
 	var mu sync.Mutex
 	save := func(b *Router) {
-		b.opts.SaveUpload = func(threadID string, a bus.Attachment) (string, error) {
+		b.opts.SaveUpload = func(ctx context.Context, threadID string, a bus.Attachment) (Upload, error) {
 			r, err := a.Open()
 			if err != nil {
-				return "", err
+				return Upload{}, err
 			}
 			defer r.Close()
 			data, _ := io.ReadAll(r)
 			mu.Lock()
 			saved[a.Name] = string(data)
 			mu.Unlock()
-			return "/mnt/user-data/uploads/" + a.Name, nil
+			return Upload{Line: "/mnt/user-data/uploads/" + a.Name}, nil
 		}
 	}
 	m := &stepModel{step: make(chan string)}

@@ -224,8 +224,8 @@ func (r *Router) execute(ctx context.Context, run *runner.Run) iter.Seq[event.Ev
 			// The files are fetched when the message's turn comes (it was
 			// stored with their references, before the platform was told).
 			r.reattach(in)
-			r.saveUploads(lctx, in, threadID)
-			if in.Text == "" { // only files, and none could be saved
+			r.saveUploads(lctx, in, threadID, d)
+			if in.Text == "" { // only files, and none could be saved or heard
 				return
 			}
 		}

@@ -35,15 +35,15 @@ type Options struct {
 	Logger  *slog.Logger   // nil: slog.Default()
 	Version string         // shown by /status
 	Now     func() time.Time
-	// SaveUpload stores an attachment in the thread's uploads and returns
-	// the path the agent sees. Its error text is shown to the sender after
-	// the file's name, so it must read as a short clause ("it is larger
-	// than the upload limit of 50 MB"). Nil: attachments are refused
-	// politely.
-	SaveUpload func(threadID string, a bus.Attachment) (path string, err error)
-	// UploadsNote tells the model which files arrived with a message.
-	// Nil: a plain list.
-	UploadsNote func(paths []string) string
+	// SaveUpload stores an attachment in the thread's uploads (converting
+	// or transcribing it) and describes it. Its error text is shown to
+	// the sender after the file's name, so it must read as a short clause
+	// ("it is larger than the upload limit of 50 MB"). Nil: attachments
+	// are refused politely.
+	SaveUpload func(ctx context.Context, threadID string, a bus.Attachment) (Upload, error)
+	// UploadsNote tells the model which files arrived with a message,
+	// given each one's Upload.Line. Nil: a plain list.
+	UploadsNote func(lines []string) string
 	// Memory answers /memory; nil means long-term memory is off.
 	Memory Memory
 	// Skills routes "/<skill> task" and answers /skills; nil: no skills.

@@ -273,6 +273,7 @@ func (m *Manager) Tools() []tools.Tool {
 	ts := []tools.Tool{
 		m.lsTool(), m.readFileTool(), m.writeFileTool(), m.strReplaceTool(),
 		m.globTool(), m.grepTool(), m.presentFilesTool(), m.viewImageTool(),
+		m.listUploadsTool(),
 	}
 	if m.offered != bashOff {
 		ts = append(ts, m.bashTool())

@@ -121,18 +121,18 @@ func sanitizeName(name string) string {
 }
 
 // UploadsNote is the note put before a user message that came with files:
-// it tells the model where they are. The names are escaped already
-// (sanitizeName); they are escaped again here, which changes nothing for
-// them, so that no path can close the section whoever made it.
-func UploadsNote(paths []string) string {
-	if len(paths) == 0 {
+// it tells the model where they are, given one line per file (its path,
+// and its Markdown version or transcript where there is one). Each line
+// is escaped, so that no file name can close the section whoever made it.
+func UploadsNote(lines []string) string {
+	if len(lines) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("<uploaded_files>\nThe user attached these files to this message; they are saved in " + Uploads + ":\n")
-	for _, p := range paths {
-		b.WriteString("- " + tools.EscapeLine(p) + "\n")
+	for _, l := range lines {
+		b.WriteString("- " + tools.EscapeLine(l) + "\n")
 	}
-	b.WriteString("Read text files with read_file; inspect other formats (PDF, spreadsheets, images) with bash tools where available. Leave the originals unchanged and write any results to " + Outputs + ".\n</uploaded_files>")
+	b.WriteString("Documents are converted to Markdown where a Markdown path is given: read that with read_file (a large one in parts) rather than the original. Recordings were transcribed into the message. Inspect other formats with bash tools where available; list_uploaded_files lists every upload of this conversation. Leave the originals unchanged and write any results to " + Outputs + ".\n</uploaded_files>")
 	return b.String()
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/deerflow/deerflow/documents"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 )
 
@@ -42,6 +43,7 @@ func binary(t testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	documents.RunChild() // in-process serves convert uploads with this binary
 	code := m.Run()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))

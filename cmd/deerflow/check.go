@@ -77,6 +77,7 @@ func printConfig(w io.Writer, cfg *config.Config, used string) {
 	fmt.Fprintf(w, "agent\t%s, up to %d model calls per message, %d messages queued per conversation\n",
 		cfg.Agent.Name, cfg.Agent.MaxTurns, cfg.Router.MaxQueued)
 	printScheduler(w, cfg.Scheduler)
+	printUploads(w, cfg)
 	printHTTP(w, cfg)
 	fmt.Fprintf(w, "shutdown\trunning replies get %d s to finish on SIGTERM\n", cfg.Shutdown.GraceSeconds)
 }

@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 
 	"github.com/deerflow/deerflow/config"
+	"github.com/deerflow/deerflow/documents"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -55,6 +56,7 @@ plus the environment (OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL).
 `
 
 func main() {
+	documents.RunChild() // a conversion child converts one file and exits
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

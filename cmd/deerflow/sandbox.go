@@ -1,13 +1,10 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
-	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/sandbox"
 	"github.com/deerflow/deerflow/sandbox/limit"
@@ -84,24 +81,4 @@ func newSandbox(cfg *config.Config, dataDir string) (*sandbox.Manager, error) {
 		BashTimeout:   time.Duration(cfg.Sandbox.BashTimeoutSeconds) * time.Second,
 		DeferProbe:    true, // app.background starts it
 	})
-}
-
-// saveUpload stores an attachment, with errors worded for the sender.
-func saveUpload(sb *sandbox.Manager, threadID string, at bus.Attachment, max int64) (string, error) {
-	if at.Size > max && max > 0 {
-		return "", fmt.Errorf("it is larger than the upload limit of %d MB", max>>20)
-	}
-	r, err := at.Open()
-	if err != nil {
-		return "", fmt.Errorf("it could not be downloaded (%v)", err)
-	}
-	defer r.Close()
-	p, err := sb.SaveUpload(threadID, at.Name, r, max)
-	if errors.Is(err, sandbox.ErrTooLarge) {
-		return "", fmt.Errorf("it is larger than the upload limit of %d MB", max>>20)
-	}
-	if err != nil {
-		return "", errors.New("it could not be saved")
-	}
-	return p, nil
 }

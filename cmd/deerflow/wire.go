@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
-	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/memory"
 	"github.com/deerflow/deerflow/research"
 	"github.com/deerflow/deerflow/router"
@@ -206,16 +205,13 @@ func (a *app) startMCP() {
 // wireRouter builds the router that turns chat messages into runs.
 func (a *app) wireRouter() error {
 	sb := a.sandbox
-	maxUpload := int64(a.cfg.Sandbox.MaxUploadMB) << 20
 	bo := router.Options{
-		Store:   a.store,
-		Agent:   a.agent,
-		Runner:  a.runner,
-		Logger:  a.log,
-		Version: versionString(),
-		SaveUpload: func(threadID string, at bus.Attachment) (string, error) {
-			return saveUpload(sb, threadID, at, maxUpload)
-		},
+		Store:       a.store,
+		Agent:       a.agent,
+		Runner:      a.runner,
+		Logger:      a.log,
+		Version:     versionString(),
+		SaveUpload:  a.newIntake(),
 		UploadsNote: sandbox.UploadsNote,
 		Skills:      a.skills,
 		Reopen:      sb.Reopen,
