@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/deerflow/deerflow/documents/doc"
 	"golang.org/x/sys/unix"
 )
 
@@ -113,7 +114,7 @@ func (c *Converter) child(ctx context.Context, f Format, file *os.File, lim Limi
 		if kind == nil {
 			kind = ErrDamaged
 		}
-		return nil, &problem{msg: rep.Err, kind: kind}
+		return nil, doc.Problem(rep.Err, kind)
 	}
 	if rep.Doc == nil {
 		return nil, describe(f, fmt.Errorf("%w (the converter failed on it)", ErrDamaged))

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/deerflow/deerflow/documents/doc"
 )
 
 // Converter converts uploads, in a child process when Exe is set.
@@ -46,15 +48,15 @@ func (c *Converter) ConvertFile(ctx context.Context, file *os.File, name string)
 	if converters[f] == nil {
 		return nil, ErrUnsupported
 	}
-	lim := c.Limits.withDefaults()
+	lim := c.Limits.WithDefaults()
 	st, err := file.Stat()
 	switch {
 	case err != nil || !st.Mode().IsRegular():
 		return nil, describe(f, fmt.Errorf("%w (it could not be read)", ErrDamaged))
 	case st.Size() == 0:
-		return nil, describe(f, &problem{msg: "it is empty", kind: ErrDamaged})
+		return nil, describe(f, doc.Problem("it is empty", ErrDamaged))
 	case st.Size() > lim.MaxInput:
-		return nil, describe(f, fmt.Errorf("%w (%s; the limit is %s)", ErrTooLarge, size(st.Size()), size(lim.MaxInput)))
+		return nil, describe(f, fmt.Errorf("%w (%s; the limit is %s)", ErrTooLarge, doc.Size(st.Size()), doc.Size(lim.MaxInput)))
 	}
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
@@ -103,15 +105,4 @@ func timeoutErr(ctx context.Context, err error) error {
 		return ErrTimeout
 	}
 	return err
-}
-
-// size renders a byte count for a person: "12 MB", "900 KB".
-func size(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%d MB", (n+1<<19)>>20)
-	case n >= 1<<10:
-		return fmt.Sprintf("%d KB", (n+1<<9)>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

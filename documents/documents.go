@@ -9,99 +9,69 @@
 // the Markdown's size and the time. A damaged, encrypted or image-only file
 // gets an error or a warning worded for a person, never a crash or a hang.
 //
-// It imports no package of ours.
+// The converters live in sub-packages: pdf, office (Word, PowerPoint) and
+// sheet (Excel, CSV); HTML is converted here. What they share (Doc,
+// Format, Limits, the errors, the Markdown writer, the zip guard) is in
+// doc, and named here too. This package runs a converter in this process
+// or in a child process.
+//
+// It imports documents/doc, documents/pdf, documents/office and
+// documents/sheet, no other package of ours.
 package documents
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
+
+	"github.com/deerflow/deerflow/documents/doc"
+	"github.com/deerflow/deerflow/documents/office"
+	"github.com/deerflow/deerflow/documents/pdf"
+	"github.com/deerflow/deerflow/documents/sheet"
 )
 
-// Format is a kind of document that is converted.
-type Format string
+// The types, formats, limits and errors are defined in documents/doc and
+// named here too, so that callers need only this package.
+type (
+	// Format is a kind of document that is converted.
+	Format = doc.Format
+	// Doc is a converted document.
+	Doc = doc.Doc
+	// Limits bound one conversion. Zero fields take the defaults.
+	Limits = doc.Limits
+)
 
 const (
-	PDF  Format = "pdf"
-	DOCX Format = "docx"
-	XLSX Format = "xlsx"
-	XLS  Format = "xls"
-	CSV  Format = "csv"
-	PPTX Format = "pptx"
-	HTML Format = "html"
+	PDF  = doc.PDF
+	DOCX = doc.DOCX
+	XLSX = doc.XLSX
+	XLS  = doc.XLS
+	CSV  = doc.CSV
+	PPTX = doc.PPTX
+	HTML = doc.HTML
 )
-
-// Doc is a converted document.
-type Doc struct {
-	Format   Format
-	Markdown string
-	// Units counts the document's pages (PDF, and Word when it says),
-	// sheets (spreadsheets, CSV: 1) or slides; 0 when unknown.
-	Units int
-	// Warning is a problem the reader should know about, worded for a
-	// person ("scanned PDF: no text layer"); Markdown may then be empty.
-	Warning string
-	// Cut is set when the Markdown was cut at Limits.MaxOutput.
-	Cut bool
-}
-
-// UnitName is what Units counts for f: "page", "sheet", "slide" or "".
-func (f Format) UnitName() string {
-	switch f {
-	case PDF, DOCX:
-		return "page"
-	case XLSX, XLS, CSV:
-		return "sheet"
-	case PPTX:
-		return "slide"
-	}
-	return ""
-}
-
-// Limits bound one conversion. Zero fields take the defaults.
-type Limits struct {
-	MaxInput    int64         // bytes of the file (default 50 MB)
-	MaxUnpacked int64         // total inflated bytes of a zipped Office file (default 200 MB)
-	MaxOutput   int           // bytes of Markdown kept (default 4 MB); the rest is cut
-	Timeout     time.Duration // whole conversion (default 30 s)
-}
 
 // Defaults.
 const (
-	DefaultMaxInput    = 50 << 20
-	DefaultMaxUnpacked = 200 << 20
-	DefaultMaxOutput   = 4 << 20
-	DefaultTimeout     = 30 * time.Second
+	DefaultMaxInput    = doc.DefaultMaxInput
+	DefaultMaxUnpacked = doc.DefaultMaxUnpacked
+	DefaultMaxOutput   = doc.DefaultMaxOutput
+	DefaultTimeout     = doc.DefaultTimeout
 )
-
-func (l Limits) withDefaults() Limits {
-	if l.MaxInput <= 0 {
-		l.MaxInput = DefaultMaxInput
-	}
-	if l.MaxUnpacked <= 0 {
-		l.MaxUnpacked = DefaultMaxUnpacked
-	}
-	if l.MaxOutput <= 0 {
-		l.MaxOutput = DefaultMaxOutput
-	}
-	if l.Timeout <= 0 {
-		l.Timeout = DefaultTimeout
-	}
-	return l
-}
 
 // Errors a conversion wraps; their text is worded for the person who sent
 // the file ("password-protected PDF: ...").
 var (
-	ErrUnsupported = errors.New("not a format that is converted")
-	ErrEncrypted   = errors.New("it is password-protected")
-	ErrDamaged     = errors.New("it is damaged or not what its name says")
-	ErrTooLarge    = errors.New("it is too large to convert")
-	ErrTimeout     = errors.New("converting it took too long")
+	ErrUnsupported = doc.ErrUnsupported
+	ErrEncrypted   = doc.ErrEncrypted
+	ErrDamaged     = doc.ErrDamaged
+	ErrTooLarge    = doc.ErrTooLarge
+	ErrTimeout     = doc.ErrTimeout
 )
+
+// PDFExtractor names the extractor PDFs are read with here: "pdftotext"
+// when poppler's pdftotext is on PATH, else "built-in".
+func PDFExtractor() string { return pdf.Extractor() }
 
 // extensions maps a lower-case file extension to its format.
 var extensions = map[string]Format{
@@ -116,24 +86,18 @@ func Detect(name string) Format {
 	return extensions[strings.ToLower(filepath.Ext(name))]
 }
 
-// converter converts the file at path (of size bytes) within lim; ctx
-// carries the deadline.
-type converter func(ctx context.Context, path string, size int64, lim Limits) (*Doc, error)
-
-// converters by format; each format's file registers its own.
-var converters = map[Format]converter{}
+// converters by format.
+var converters = map[Format]doc.Converter{
+	PDF:  pdf.Convert,
+	DOCX: office.ConvertDOCX,
+	PPTX: office.ConvertPPTX,
+	XLSX: sheet.ConvertXLSX,
+	XLS:  sheet.ConvertXLS,
+	CSV:  sheet.ConvertCSV,
+	HTML: convertHTML,
+}
 
 // describe wraps err for the file's format: "PDF: it is damaged ...".
 func describe(f Format, err error) error {
 	return fmt.Errorf("%s: %w", strings.ToUpper(string(f)), err)
 }
-
-// problem is an error worded for a person that wraps one of the
-// package's errors (the child's, or "it is empty").
-type problem struct {
-	msg  string
-	kind error
-}
-
-func (e *problem) Error() string { return e.msg }
-func (e *problem) Unwrap() error { return e.kind }

@@ -12,7 +12,12 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/deerflow/deerflow/documents/doc"
 )
+
+// wNS is the WordprocessingML namespace.
+const wNS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
 // convertFile runs the converter of format f on the file at path with lim
 // (defaults filled in), as Convert would.
@@ -22,7 +27,7 @@ func convertFile(t *testing.T, f Format, path string, lim Limits) (*Doc, error) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := converters[f](context.Background(), path, st.Size(), lim.withDefaults())
+	doc, err := converters[f](context.Background(), path, st.Size(), lim.WithDefaults())
 	if err == nil && !utf8.ValidString(doc.Markdown) {
 		t.Errorf("%s: Markdown is not valid UTF-8", path)
 	}
@@ -84,7 +89,7 @@ func TestZipBombRefused(t *testing.T) {
 func TestZipTooManyEntries(t *testing.T) {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	for i := range maxZipEntries + 1 {
+	for i := range doc.MaxZipEntries + 1 {
 		if _, err := zw.CreateHeader(&zip.FileHeader{Name: "x/" + strconv.Itoa(i), Method: zip.Store}); err != nil {
 			t.Fatal(err)
 		}
@@ -110,11 +115,11 @@ func TestZipLyingSize(t *testing.T) {
 }
 
 func TestOfficeBadFiles(t *testing.T) {
-	report, err := os.ReadFile("testdata/office/report.docx")
+	report, err := os.ReadFile("office/testdata/report.docx")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfb := append(append([]byte(nil), cfbMagic...), make([]byte, 4096)...)
+	cfb := append(append([]byte(nil), doc.CFBMagic...), make([]byte, 4096)...)
 	tests := []struct {
 		name string
 		f    Format
@@ -158,9 +163,9 @@ func TestOfficeTimeout(t *testing.T) {
 	for _, f := range []struct {
 		f    Format
 		path string
-	}{{DOCX, "report.docx"}, {PPTX, "deck.pptx"}, {XLSX, "book.xlsx"}, {XLS, "book.xls"}} {
-		p := filepath.Join("testdata/office", f.path)
-		_, err := converters[f.f](ctx, p, 1, Limits{}.withDefaults())
+	}{{DOCX, "office/testdata/report.docx"}, {PPTX, "office/testdata/deck.pptx"}, {XLSX, "sheet/testdata/book.xlsx"}, {XLS, "sheet/testdata/book.xls"}} {
+		p := f.path
+		_, err := converters[f.f](ctx, p, 1, Limits{}.WithDefaults())
 		wantErr(t, f.path+" after the deadline", err, ErrTimeout)
 	}
 }

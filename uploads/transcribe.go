@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/deerflow/deerflow/llm"
+	"github.com/deerflow/deerflow/llm/transcribe"
 	"github.com/deerflow/deerflow/sandbox"
 )
 
@@ -56,7 +57,7 @@ func (u *Intake) transcribe(ctx context.Context, threadID string, s *Saved) {
 func heardErr(err error) string {
 	var e *llm.Error
 	switch {
-	case errors.Is(err, llm.ErrAudioTooLarge):
+	case errors.Is(err, transcribe.ErrTooLarge):
 		return "it is longer than the speech-to-text service takes"
 	case !errors.As(err, &e):
 		return "the speech-to-text service failed"

@@ -30,14 +30,14 @@ func zipBomb(t *testing.T, n int) []byte {
 // file is kept, the model is told too, and the person's question is
 // still answered.
 func TestBadDocumentsAreToldNotLost(t *testing.T) {
-	docx := fixture(t, "office/report.docx")
+	docx := fixture(t, "office/testdata/report.docx")
 	files := []struct {
 		name   string
 		data   []byte
 		notice string
 	}{
-		{"locked.pdf", fixture(t, "pdf/encrypted.pdf"), "I couldn't read locked.pdf: "},
-		{"scan.pdf", fixture(t, "pdf/scan.pdf"), "scan.pdf: scanned PDF: no text layer"},
+		{"locked.pdf", fixture(t, "pdf/testdata/encrypted.pdf"), "I couldn't read locked.pdf: "},
+		{"scan.pdf", fixture(t, "pdf/testdata/scan.pdf"), "scan.pdf: scanned PDF: no text layer"},
 		{"bomb.docx", zipBomb(t, 3<<20), "I couldn't convert bomb.docx to text: "},
 		{"half.docx", docx[:len(docx)/2], "I couldn't read half.docx: it is damaged"},
 		{"empty.docx", nil, "I couldn't read empty.docx: it is empty."},

@@ -114,9 +114,9 @@ func larkSees(t *testing.T, lk *fakelark.Server, chat, want string) {
 	})
 }
 
-func fixture(t *testing.T, rel string) []byte {
+func fixture(t testing.TB, rel string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "documents", "testdata", rel))
+	b, err := os.ReadFile(filepath.Join("..", "..", "documents", rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func reader(r fakeopenai.Request) fakeopenai.Turn {
 // as the original's path and its Markdown version's, and read_file of the
 // Markdown gives the heading, the list and the table.
 func TestDocumentReachesTheModelAsMarkdown(t *testing.T) {
-	docx := fixture(t, "office/report.docx")
+	docx := fixture(t, "office/testdata/report.docx")
 	model := fakeopenai.New(t)
 	model.Handle(reader)
 	for _, start := range chatSides(t, model) {

@@ -11,7 +11,7 @@ import (
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/documents"
 	"github.com/deerflow/deerflow/internal/redact"
-	"github.com/deerflow/deerflow/llm"
+	"github.com/deerflow/deerflow/llm/transcribe"
 	"github.com/deerflow/deerflow/router"
 	"github.com/deerflow/deerflow/uploads"
 )
@@ -56,12 +56,12 @@ func converter(cfg *config.Config) *documents.Converter {
 }
 
 // transcriber is the speech-to-text model cfg names; nil without one.
-func transcriber(cfg *config.Config) *llm.Transcriber {
+func transcriber(cfg *config.Config) *transcribe.Transcriber {
 	tr := cfg.Transcription
 	if tr.Model == "" {
 		return nil
 	}
-	return llm.NewTranscriber(llm.TranscriberConfig{
+	return transcribe.New(transcribe.Config{
 		Model: tr.Model, BaseURL: tr.BaseURL, APIKey: tr.APIKey,
 		Timeout:  time.Duration(tr.TimeoutSeconds) * time.Second,
 		Language: tr.Language, MaxBytes: int64(tr.MaxMB) << 20,
