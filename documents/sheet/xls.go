@@ -13,15 +13,13 @@ import (
 
 	"github.com/deerflow/deerflow/documents/doc"
 	"github.com/richardlehane/mscfb"
-	"github.com/xuri/excelize/v2"
 )
 
 // ConvertXLS converts an Excel 97-2003 (BIFF8) workbook. The records are
 // read here (github.com/shakinm/xlsReader was tried and gave wrong
 // negative numbers, no formula results, broken date formats and invalid
-// UTF-8 on LibreOffice's files); the values are then put in an in-memory
-// excelize workbook with their number formats so that they are displayed
-// exactly as an .xlsx's would be, and rendered the same way.
+// UTF-8 on LibreOffice's files); the values are then rendered with the
+// number formats of their XF records by the same renderer as an .xlsx's.
 func ConvertXLS(ctx context.Context, path string, size int64, lim doc.Limits) (out *doc.Doc, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -36,21 +34,16 @@ func ConvertXLS(ctx context.Context, path string, size int64, lim doc.Limits) (o
 	if err != nil {
 		return nil, err
 	}
-	f := excelize.NewFile()
-	defer f.Close()
-	if book.date1904 {
-		yes := true
-		_ = f.SetWorkbookProps(&excelize.WorkbookPropsOptions{Date1904: &yes})
-	}
+	formats := book.cellFormats()
 	w := doc.NewWriter(lim.MaxOutput)
-	for i, sh := range book.sheets {
+	for _, sh := range book.sheets {
 		if w.Full() {
 			break
 		}
 		if err := doc.TimedOut(ctx); err != nil {
 			return nil, err
 		}
-		c, err := xlsSheet(ctx, f, book, stream, i, sh)
+		c, err := xlsSheet(ctx, formats, book, stream, sh)
 		if err != nil {
 			return nil, err
 		}
@@ -109,30 +102,20 @@ func readXLSStream(ctx context.Context, path string, lim doc.Limits) ([]byte, er
 	return nil, fmt.Errorf("%w (no workbook stream)", doc.ErrDamaged)
 }
 
-// xlsCells puts one sheet's cell values into an excelize sheet, with the
-// number format of each cell's XF, keeping only the rows and columns that
-// are shown; the extent of the rest is recorded.
+// xlsCells holds one sheet's displayed values, keeping only the rows and
+// columns that are shown; the extent of the rest is recorded.
 type xlsCells struct {
-	f       *excelize.File
+	formats *cellFormats
 	book    *xlsBook
-	sheet   string
-	styles  map[uint16]int // XF index -> excelize style id
-	lastRow int            // 1 + the last row with a value
-	lastCol int            // 1 + the last column with a value
-	pending *[2]int        // the cell of a string formula, for its STRING
+	rows    [][]string // by row, each at most maxSheetCols wide
+	lastRow int        // 1 + the last row with a value
+	lastCol int        // 1 + the last column with a value
+	pending *[2]int    // the cell of a string formula, for its STRING
 }
 
-// xlsSheet reads sheet i's records into f and collects its displayed rows.
-func xlsSheet(ctx context.Context, f *excelize.File, book *xlsBook, stream []byte, i int, ref xlsSheetRef) (*sheetCollector, error) {
-	name := fmt.Sprintf("S%d", i+1) // the real name may not suit excelize; it is only a key
-	if i == 0 {
-		if err := f.SetSheetName("Sheet1", name); err != nil {
-			return nil, fmt.Errorf("%w (%v)", doc.ErrDamaged, err)
-		}
-	} else if _, err := f.NewSheet(name); err != nil {
-		return nil, fmt.Errorf("%w (%v)", doc.ErrDamaged, err)
-	}
-	x := &xlsCells{f: f, book: book, sheet: name, styles: map[uint16]int{}}
+// xlsSheet reads one sheet's records and collects its displayed rows.
+func xlsSheet(ctx context.Context, formats *cellFormats, book *xlsBook, stream []byte, ref xlsSheetRef) (*sheetCollector, error) {
+	x := &xlsCells{formats: formats, book: book}
 	recs := biffRecords(stream, ref.off)
 	for n, r := range recs {
 		if n%1024 == 0 {
@@ -143,8 +126,8 @@ func xlsSheet(ctx context.Context, f *excelize.File, book *xlsBook, stream []byt
 		x.record(r)
 	}
 	c := &sheetCollector{}
-	if err := xlsxSheet(ctx, f, name, c); err != nil {
-		return nil, err
+	for _, row := range x.rows {
+		c.add(row)
 	}
 	c.lastFull = max(c.lastFull, x.lastRow)
 	c.wideCols = max(c.wideCols, x.lastCol)
@@ -229,50 +212,45 @@ func boolErr(v byte, isErr bool) any {
 	return "#ERROR!"
 }
 
-// set stores a value in the excelize sheet when its cell is shown, with
-// the number format of its XF for numbers.
+// set stores a value's displayed text when its cell is shown, numbers in
+// the number format of their XF.
 func (x *xlsCells) set(row, col int, xf uint16, v any) {
-	if s, ok := v.(string); ok && strings.TrimSpace(s) == "" {
+	var s string
+	switch v := v.(type) {
+	case string:
+		s = x.formats.text(int(xf), v)
+	case bool:
+		s = boolText(v)
+	case float64:
+		s = x.formats.number(int(xf), v)
+	}
+	if strings.TrimSpace(s) == "" {
 		return
 	}
 	x.lastRow, x.lastCol = max(x.lastRow, row+1), max(x.lastCol, col+1)
 	if row >= maxSheetRows || col >= maxSheetCols {
 		return
 	}
-	cell, err := excelize.CoordinatesToCellName(col+1, row+1)
-	if err != nil {
-		return
+	for len(x.rows) <= row {
+		x.rows = append(x.rows, nil)
 	}
-	if err := x.f.SetCellValue(x.sheet, cell, v); err != nil {
-		return
+	for len(x.rows[row]) <= col {
+		x.rows[row] = append(x.rows[row], "")
 	}
-	if _, ok := v.(float64); ok {
-		if st := x.style(xf); st != 0 {
-			_ = x.f.SetCellStyle(x.sheet, cell, cell, st)
-		}
-	}
+	x.rows[row][col] = s
 }
 
-// style returns the excelize style for an XF's number format, 0 for
-// General.
-func (x *xlsCells) style(xf uint16) int {
-	if st, ok := x.styles[xf]; ok {
-		return st
+// cellFormats returns the renderer of the workbook's number formats.
+func (b *xlsBook) cellFormats() *cellFormats {
+	f := newCellFormats()
+	f.date1904 = b.date1904
+	for _, id := range b.xfFormat {
+		f.xfFormat = append(f.xfFormat, int(id))
 	}
-	var fmtID uint16
-	if int(xf) < len(x.book.xfFormat) {
-		fmtID = x.book.xfFormat[xf]
+	for id, code := range b.formats {
+		if id >= 50 || id >= 5 && id <= 8 || id >= 23 && id <= 36 || id >= 41 && id <= 44 {
+			f.codes[int(id)] = code
+		}
 	}
-	var style excelize.Style
-	if code, ok := x.book.formats[fmtID]; ok && fmtID >= 50 {
-		style.CustomNumFmt = &code
-	} else if fmtID > 0 && fmtID < 50 {
-		style.NumFmt = int(fmtID)
-	}
-	st := 0
-	if style.CustomNumFmt != nil || style.NumFmt != 0 {
-		st, _ = x.f.NewStyle(&style)
-	}
-	x.styles[xf] = st
-	return st
+	return f
 }

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/deerflow/deerflow/documents/doc"
-	"github.com/xuri/excelize/v2"
 )
 
 // Per-sheet caps: a sheet's table keeps at most this many rows and
@@ -25,64 +24,42 @@ const (
 
 // ConvertXLSX converts an Excel workbook: each sheet under "## Sheet:
 // name" as a table of its values as Excel displays them (number and date
-// formats applied), which is why excelize is used.
+// formats applied). The package is read here, part by part through the
+// zip guard, rather than with a spreadsheet library, whose start-up cost
+// every process linking this package would pay.
 func ConvertXLSX(ctx context.Context, path string, size int64, lim doc.Limits) (out *doc.Doc, err error) {
 	z, err := doc.OpenZip(path, lim)
 	if err != nil {
 		return nil, err
 	}
-	z.Close()
+	defer z.Close()
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, fmt.Errorf("%w (the workbook could not be read)", doc.ErrDamaged)
 		}
 	}()
-	f, err := excelize.OpenFile(path, excelize.Options{
-		UnzipSizeLimit:    lim.MaxUnpacked,
-		UnzipXMLSizeLimit: min(lim.MaxUnpacked, 16<<20),
-	})
+	book, err := readXLSXBook(z)
 	if err != nil {
-		return nil, fmt.Errorf("%w (%v)", doc.ErrDamaged, err)
+		return nil, err
 	}
-	defer f.Close()
-	sheets := f.GetSheetList()
 	w := doc.NewWriter(lim.MaxOutput)
-	for _, name := range sheets {
+	for _, sh := range book.sheets {
 		if w.Full() {
 			break
 		}
-		var c sheetCollector
-		if err := xlsxSheet(ctx, f, name, &c); err != nil {
+		if err := doc.TimedOut(ctx); err != nil {
 			return nil, err
 		}
-		c.write(w, name)
-	}
-	return &doc.Doc{Format: doc.XLSX, Markdown: w.String(), Units: len(sheets), Cut: w.Full()}, nil
-}
-
-// xlsxSheet reads the displayed values of one sheet's rows into c.
-func xlsxSheet(ctx context.Context, f *excelize.File, name string, c *sheetCollector) error {
-	rows, err := f.Rows(name)
-	if err != nil {
-		return fmt.Errorf("%w (sheet %q: %v)", doc.ErrDamaged, name, err)
-	}
-	defer rows.Close()
-	for n := 0; rows.Next(); n++ {
-		if n%256 == 0 {
-			if err := doc.TimedOut(ctx); err != nil {
-				return err
+		var c sheetCollector
+		if sh.part != "" {
+			r := &xlsxSheetReader{ctx: ctx, book: book, c: &c}
+			if err := streamXML(z, sh.part, r.token); err != nil {
+				return nil, err
 			}
 		}
-		cols, err := rows.Columns()
-		if err != nil {
-			return fmt.Errorf("%w (sheet %q: %v)", doc.ErrDamaged, name, err)
-		}
-		c.add(cols)
+		c.write(w, sh.name)
 	}
-	if err := rows.Error(); err != nil {
-		return fmt.Errorf("%w (sheet %q: %v)", doc.ErrDamaged, name, err)
-	}
-	return nil
+	return &doc.Doc{Format: doc.XLSX, Markdown: w.String(), Units: len(book.sheets), Cut: w.Full()}, nil
 }
 
 // sheetCollector gathers a sheet's rows for a Markdown table: trailing
@@ -101,6 +78,12 @@ func (c *sheetCollector) add(cells []string) {
 	for end > 0 && strings.TrimSpace(cells[end-1]) == "" {
 		end--
 	}
+	c.addRow(cells, end)
+}
+
+// addRow takes the next row's cells, of which the first end columns hold
+// the values (cells may be cut at maxSheetCols, end need not be).
+func (c *sheetCollector) addRow(cells []string, end int) {
 	c.seen++
 	if end == 0 {
 		if len(c.rows) < maxSheetRows {
@@ -111,7 +94,11 @@ func (c *sheetCollector) add(cells []string) {
 	c.lastFull = c.seen
 	c.wideCols = max(c.wideCols, end)
 	if len(c.rows) < maxSheetRows {
-		c.rows = append(c.rows, append([]string(nil), cells[:min(end, maxSheetCols)]...))
+		keep := min(end, maxSheetCols, len(cells))
+		for keep > 0 && strings.TrimSpace(cells[keep-1]) == "" {
+			keep--
+		}
+		c.rows = append(c.rows, append([]string(nil), cells[:keep]...))
 	}
 }
 
