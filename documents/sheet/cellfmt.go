@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/deerflow/deerflow/documents/sheet/numfmt"
 )
 
 // cellFormats renders cell values as a workbook's styles show them: the
@@ -13,16 +15,16 @@ type cellFormats struct {
 	xfFormat []int          // XF index -> number format id
 	codes    map[int]string // the workbook's own format codes by id
 	date1904 bool
-	parsed   map[int]*numFormat // by XF index
+	parsed   map[int]*numfmt.Format // by XF index
 }
 
 // newCellFormats returns an empty set: every cell General.
 func newCellFormats() *cellFormats {
-	return &cellFormats{codes: map[int]string{}, parsed: map[int]*numFormat{}}
+	return &cellFormats{codes: map[int]string{}, parsed: map[int]*numfmt.Format{}}
 }
 
 // format returns the parsed number format of XF xf.
-func (c *cellFormats) format(xf int) *numFormat {
+func (c *cellFormats) format(xf int) *numfmt.Format {
 	if f, ok := c.parsed[xf]; ok {
 		return f
 	}
@@ -32,20 +34,20 @@ func (c *cellFormats) format(xf int) *numFormat {
 	}
 	code, ok := c.codes[id]
 	if !ok {
-		code = builtinFormat(id)
+		code = numfmt.Builtin(id)
 	}
-	f := parseNumFormat(code)
+	f := numfmt.Parse(code)
 	c.parsed[xf] = f
 	return f
 }
 
 // number renders a number in XF xf's format.
 func (c *cellFormats) number(xf int, v float64) string {
-	return c.format(xf).number(v, c.date1904)
+	return c.format(xf).Number(v, c.date1904)
 }
 
 // text renders a text in XF xf's format (its text section, if any).
-func (c *cellFormats) text(xf int, s string) string { return c.format(xf).textValue(s) }
+func (c *cellFormats) text(xf int, s string) string { return c.format(xf).Text(s) }
 
 // boolText is how Excel shows a logical value.
 func boolText(b bool) string {
@@ -66,7 +68,7 @@ func (c *cellFormats) isoDate(xf int, s string) string {
 		}
 	}
 	f := c.format(xf)
-	if err != nil || f.plain || len(f.nums) == 0 || !f.nums[0].date {
+	if err != nil || !f.IsDate() {
 		return s
 	}
 	base := time.Date(1899, 12, 30, 0, 0, 0, 0, time.UTC)
@@ -80,7 +82,7 @@ func (c *cellFormats) isoDate(xf int, s string) string {
 	if !c.date1904 && serial < 61 && serial >= 1 {
 		serial-- // before Excel's fictitious 29 February 1900
 	}
-	return f.number(serial, c.date1904)
+	return f.Number(serial, c.date1904)
 }
 
 // parseNumber reads a cell's number; ok is false for text that is none.

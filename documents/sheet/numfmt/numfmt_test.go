@@ -1,4 +1,4 @@
-package sheet
+package numfmt
 
 import "testing"
 
@@ -83,37 +83,36 @@ var numberFormatCases = []struct {
 
 func TestNumberFormats(t *testing.T) {
 	for _, c := range numberFormatCases {
-		if got := parseNumFormat(c.code).number(c.v, false); got != c.want {
+		if got := Parse(c.code).Number(c.v, false); got != c.want {
 			t.Errorf("%v in %q = %q, want %q", c.v, c.code, got, c.want)
 		}
 	}
 }
 
 func TestDate1904(t *testing.T) {
-	if got := parseNumFormat("yyyy-mm-dd").number(0, true); got != "1904-01-01" {
+	if got := Parse("yyyy-mm-dd").Number(0, true); got != "1904-01-01" {
 		t.Errorf("serial 0 in 1904 = %q", got)
 	}
-	if got := parseNumFormat("yyyy-mm-dd").number(43830, true); got != "2024-01-01" {
+	if got := Parse("yyyy-mm-dd").Number(43830, true); got != "2024-01-01" {
 		t.Errorf("serial 43830 in 1904 = %q", got)
 	}
 }
 
 func TestBuiltinFormats(t *testing.T) {
-	f := newCellFormats()
-	f.xfFormat = []int{0, 1, 2, 3, 4, 9, 10, 11, 14, 15, 16, 17, 18, 20, 22, 37, 38, 45, 46, 47, 49, 12}
+	ids := []int{0, 1, 2, 3, 4, 9, 10, 11, 14, 15, 16, 17, 18, 20, 22, 37, 38, 45, 46, 47, 49, 12}
 	want := []string{"1234.5678", "1235", "1234.57", "1,235", "1,234.57", "123457%", "123456.78%",
 		"1.23E+03", "05-18-03", "18-May-03", "18-May", "May-03", "1:37 PM", "13:37",
 		"5/18/03 13:37", "1,235 ", "1,235 ", "37:38", "29629:37:38", "37:37.9", "1234.5678", "1234 4/7"}
-	for xf, w := range want {
-		if got := f.number(xf, 1234.5678); got != w {
-			t.Errorf("built-in %d = %q, want %q", f.xfFormat[xf], got, w)
+	for i, w := range want {
+		if got := Parse(Builtin(ids[i])).Number(1234.5678, false); got != w {
+			t.Errorf("built-in %d = %q, want %q", ids[i], got, w)
 		}
 	}
-	if got := f.text(0, "x"); got != "x" {
+	if got := Parse(Builtin(0)).Text("x"); got != "x" {
 		t.Errorf("text = %q", got)
 	}
-	g := parseNumFormat(`0;-0;0;"Name: "@`)
-	if got := g.textValue("Zoë"); got != "Name: Zoë" {
+	g := Parse(`0;-0;0;"Name: "@`)
+	if got := g.Text("Zoë"); got != "Name: Zoë" {
 		t.Errorf("text section = %q", got)
 	}
 }

@@ -1,4 +1,9 @@
-package sheet
+// Package numfmt renders numbers the way a spreadsheet shows them: Excel
+// number format codes (built-in ids 0-49 and custom codes) applied to a
+// cell's value, dates from serial numbers included.
+//
+// It imports no package of ours.
+package numfmt
 
 import (
 	"strconv"
@@ -35,7 +40,7 @@ var builtinFormats = map[int]string{
 // builtinFormat returns the code of built-in format id; the East Asian
 // date ids (27-36, 50-58) are shown as the short date, unknown ids as
 // General.
-func builtinFormat(id int) string {
+func Builtin(id int) string {
 	if s, ok := builtinFormats[id]; ok {
 		return s
 	}
@@ -99,19 +104,19 @@ type fmtSection struct {
 	slash   int  // index of the fraction bar, -1 for none
 }
 
-// numFormat is a parsed format code: up to three sections for numbers
+// Format is a parsed format code: up to three sections for numbers
 // (positive, negative, zero, or conditional ones) and one for text.
-type numFormat struct {
+type Format struct {
 	nums []*fmtSection
 	text *fmtSection
 	// plain is set for "General" alone, the common case.
 	plain bool
 }
 
-// parseNumFormat parses a format code; it never fails, unknown parts
+// Parse parses a format code; it never fails, unknown parts
 // are shown as literal text.
-func parseNumFormat(code string) *numFormat {
-	f := &numFormat{}
+func Parse(code string) *Format {
+	f := &Format{}
 	if code == "" || strings.EqualFold(code, "General") {
 		f.plain = true
 		return f
@@ -389,3 +394,6 @@ func (sec *fmtSection) layout() {
 		}
 	}
 }
+
+// IsDate reports whether f shows numbers as dates or times.
+func (f *Format) IsDate() bool { return !f.plain && len(f.nums) > 0 && f.nums[0].date }

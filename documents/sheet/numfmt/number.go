@@ -1,4 +1,4 @@
-package sheet
+package numfmt
 
 import (
 	"math"
@@ -12,7 +12,7 @@ import (
 
 // number renders v as the format shows it; date1904 picks the 1904 date
 // system for date sections.
-func (f *numFormat) number(v float64, date1904 bool) string {
+func (f *Format) Number(v float64, date1904 bool) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "#NUM!"
 	}
@@ -40,7 +40,7 @@ func (f *numFormat) number(v float64, date1904 bool) string {
 }
 
 // text renders the text s with the format's text section, if any.
-func (f *numFormat) textValue(s string) string {
+func (f *Format) Text(s string) string {
 	if f.text == nil {
 		return s
 	}
@@ -59,7 +59,7 @@ func (f *numFormat) textValue(s string) string {
 // pick chooses the section for v and whether v is shown without its sign
 // (the negative section of a pos;neg format writes its own sign). A
 // section may have a condition ([>100]); nil means none applies.
-func (f *numFormat) pick(v float64) (*fmtSection, bool) {
+func (f *Format) pick(v float64) (*fmtSection, bool) {
 	s := f.nums
 	if s[0].cond != "" || len(s) > 1 && s[1].cond != "" {
 		for i, sec := range s {
