@@ -195,9 +195,12 @@ type Input struct {
 	ChatKey  string // channel:chat[:topic]
 	UserID   string // channel:user
 	Text     string
-	// Model is the model name to use; empty means the thread's choice or
-	// the default.
+	// Model is the model name to use; empty means the thread's choice,
+	// else the persona's model, else the default.
 	Model string
+	// Persona is the named agent the run answers as; nil is the built-in
+	// lead agent.
+	Persona *Persona
 	// RunID is assigned when empty.
 	RunID string
 	// Skill names the skill the person activated for this message

@@ -31,9 +31,12 @@ func (r *run) begin() error {
 		}
 		return errBudget
 	}
-	name := in.Model
+	name := in.Model // then the thread's /models choice, the persona's, the default
 	if name == "" {
 		name = r.thread.Model
+	}
+	if name == "" && in.Persona != nil {
+		name = in.Persona.Model
 	}
 	r.model, _ = a.Model(name)
 	r.ar.model = r.model.Name

@@ -92,14 +92,19 @@ func (p *Prompt) SetSection(name string, text func(ctx context.Context, in *Inpu
 	p.sections = append(p.sections, s)
 }
 
-// Build returns the system prompt for one run.
+// Build returns the system prompt for one run. A run's persona with a
+// soul has it in the soul section, in place of the section's own text.
 func (p *Prompt) Build(ctx context.Context, in *Input) string {
 	var b strings.Builder
 	for _, s := range p.sections {
-		if s.Text == nil {
+		text := s.Text
+		if s.Name == SectionSoul && in != nil && in.Persona != nil && strings.TrimSpace(in.Persona.Soul) != "" {
+			text = static(SoulText(in.Persona.Soul))
+		}
+		if text == nil {
 			continue
 		}
-		t := strings.TrimSpace(s.Text(ctx, in))
+		t := strings.TrimSpace(text(ctx, in))
 		if t == "" {
 			continue
 		}

@@ -3,8 +3,8 @@ package agent
 import (
 	"context"
 	"errors"
-	"slices"
 
+	"github.com/deerflow/deerflow/agent/message"
 	"github.com/deerflow/deerflow/agent/summary"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/llm"
@@ -30,7 +30,7 @@ func (r *run) messages() []llm.Message {
 		out = append(out, llm.Message{Role: llm.RoleUser, Content: summary.Message(r.summary)})
 	}
 	for i, m := range r.history {
-		lm := toLLM(m)
+		lm := message.ToLLM(m)
 		if i == r.userIdx && r.turnCtx != "" {
 			lm.Content = r.turnCtx + "\n\n" + lm.Content
 		}
@@ -67,13 +67,13 @@ func (r *run) streamModel(ctx context.Context, req *llm.Request) (*llm.Response,
 	return nil, &llm.Error{Kind: llm.KindTruncated, Err: errors.New("stream ended without a final chunk")}
 }
 
-// toolSpecs is what the model is offered: every tool, or those of allowed;
-// tools that need vision only to models that have it.
-func toolSpecs(reg *tools.Registry, allowed []string, vision bool) []llm.ToolSpec {
+// toolSpecs is what the model is offered: the tools usable allows; tools
+// that need vision only to models that have it.
+func toolSpecs(reg *tools.Registry, usable func(string) bool, vision bool) []llm.ToolSpec {
 	specs := reg.Specs()
 	out := make([]llm.ToolSpec, 0, len(specs))
 	for _, s := range specs {
-		if len(allowed) > 0 && !slices.Contains(allowed, s.Name) {
+		if !usable(s.Name) {
 			continue
 		}
 		if t, ok := reg.Get(s.Name); ok && !vision {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/deerflow/deerflow/agent/message"
 	"github.com/deerflow/deerflow/agent/tokens"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/logctx"
@@ -34,6 +35,9 @@ func (a *Agent) Run(ctx context.Context, in Input) iter.Seq[event.Event] {
 			// Every line logged with the run's context names it (a
 			// subagent's lines name its lead's run and its task).
 			ctx = logctx.With(ctx, slog.String("run", in.RunID))
+		}
+		if p := in.Persona; p != nil && p.Name != "" {
+			ctx = logctx.With(ctx, slog.String("agent", p.Name))
 		}
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
@@ -127,7 +131,7 @@ func (r *run) exec() {
 	if f := r.a.opts.AllowedTools; f != nil {
 		r.allowed = f(r.in)
 	}
-	specs := toolSpecs(r.a.opts.Tools, r.allowed, r.model.Vision)
+	specs := toolSpecs(r.a.opts.Tools, r.usable, r.model.Vision)
 	var p progress
 	for turn := 1; turn <= r.a.opts.MaxTurns; turn++ {
 		if r.step(toolCtx, turn, specs, &p) {
@@ -184,7 +188,7 @@ func (r *run) step(toolCtx context.Context, turn int, specs []llm.ToolSpec, p *p
 		r.fail(err, llm.UserMessage(err))
 		return true
 	}
-	msg := fromLLM(&resp.Message, r.in.RunID, r.a.opts.Now())
+	msg := message.FromLLM(&resp.Message, r.in.RunID, r.a.opts.Now())
 	if resp.FinishReason == "length" && len(msg.ToolCalls) == 0 && strings.TrimSpace(msg.Content) != "" {
 		// The answer is shown as far as it got, and says so.
 		r.emit(event.TextDelta{Text: cutNote})

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deerflow/deerflow/agent/message"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/metrics"
@@ -38,7 +39,7 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 	starts := make([]event.ToolCall, len(calls))
 	batch := make([]string, len(calls))
 	for i, call := range calls {
-		starts[i] = event.ToolCall{CallID: call.ID, Name: call.Name, Summary: summarize(call)}
+		starts[i] = event.ToolCall{CallID: call.ID, Name: call.Name, Summary: message.CallSummary(call)}
 		batch[i] = call.Name
 		r.emit(starts[i])
 	}
@@ -110,7 +111,7 @@ func (r *run) toolEnv(turn int, call llm.ToolCall, batch []string, i int, attach
 	return &tools.Env{
 		ThreadID: workspace, RunID: r.in.RunID, ChatKey: r.in.ChatKey, UserID: r.in.UserID, CallID: call.ID,
 		Model: r.model.Name, Turn: turn, Batch: batch, Index: i, Attach: attach,
-		Emit: emit,
+		Emit: emit, Allow: r.allow(),
 	}
 }
 
@@ -145,35 +146,24 @@ func cutCall(call llm.ToolCall) ToolResult {
 	}
 }
 
-// callTool is the innermost ToolNext: it calls the registry.
+// callTool is the innermost ToolNext: it calls the registry. A persona's
+// registry holds only the tools it allows, so a call of one it refuses
+// fails exactly as a call of an unknown tool does.
 func (r *run) callTool(ctx context.Context, call llm.ToolCall) ToolResult {
-	if len(r.allowed) > 0 && !slices.Contains(r.allowed, call.Name) {
-		return ToolResult{Err: fmt.Errorf("tool %s is not available while the %s skill is active; it allows only %s", call.Name, r.in.Skill, strings.Join(r.allowed, ", "))}
+	reg := r.a.opts.Tools
+	if p := r.in.Persona; p != nil && p.Allow != nil {
+		reg = reg.Filter(p.Allow)
 	}
-	out, err := r.a.opts.Tools.Call(ctx, call.Name, json.RawMessage(call.Arguments))
+	if len(r.allowed) > 0 && !slices.Contains(r.allowed, call.Name) { // known or not, refused or not
+		usable := slices.DeleteFunc(slices.Clone(r.allowed), func(n string) bool { return !r.in.Persona.allows(n) })
+		return ToolResult{Err: fmt.Errorf("tool %s is not available while the %s skill is active; it allows only %s", call.Name, r.in.Skill, strings.Join(usable, ", "))}
+	}
+	out, err := reg.Call(ctx, call.Name, json.RawMessage(call.Arguments))
 	if len(out) > maxToolResult {
 		out = tools.Clip(out, maxToolResult) + fmt.Sprintf("\n\n[output truncated: the first %d of %d bytes are shown]", maxToolResult, len(out))
 	}
 	return ToolResult{Content: out, Err: err}
 }
-
-// summarize is a short, human-readable line for a tool call: its
-// description argument when it has one, else its main argument (command,
-// path, query, ...), else its arguments, shortened.
-func summarize(call llm.ToolCall) string {
-	var args map[string]any
-	if json.Unmarshal([]byte(call.Arguments), &args) == nil {
-		for _, k := range summaryKeys {
-			if v, ok := args[k].(string); ok && strings.TrimSpace(v) != "" {
-				return tools.Clip(strings.Join(strings.Fields(v), " "), 120)
-			}
-		}
-	}
-	return tools.Clip(call.Arguments, 120)
-}
-
-// summaryKeys are the arguments that best say what a call does, best first.
-var summaryKeys = []string{"description", "command", "path", "query", "url", "pattern", "name"}
 
 // toolContext bounds one call of the named tool by the tool timeout, unless
 // the tool keeps its own time limit.

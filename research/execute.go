@@ -185,6 +185,9 @@ func (s *session) step(rec *store.Research, i int, ended []chan struct{}, findin
 		Model: s.model.Name, Turn: 1,
 		Emit: func(ev event.Event) { events <- stepEvent{i: i, ev: ev} },
 	}
+	if p := s.in.Persona; p != nil {
+		env.Allow = p.Allow // the steps use only what the conversation's agent may
+	}
 	sources := &tools.Sources{}
 	ctx := tools.WithSources(s.ctx, sources)
 	out, err := s.r.opts.Subagents.Run(ctx, env, subagents.Step{

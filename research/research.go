@@ -267,7 +267,8 @@ func (r *Researcher) Run(ctx context.Context, mode string, in agent.Input) iter.
 	}
 }
 
-// model is the model the thread uses.
+// model is the model the thread uses: its /models choice, else its
+// agent's, else the default.
 func (r *Researcher) model(in agent.Input) agent.ModelRef {
 	name := in.Model
 	if name == "" {
@@ -277,6 +278,9 @@ func (r *Researcher) model(in agent.Input) agent.ModelRef {
 			}
 			return nil
 		})
+	}
+	if name == "" && in.Persona != nil {
+		name = in.Persona.Model
 	}
 	m, _ := r.opts.Agent.Model(name)
 	return m

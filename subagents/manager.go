@@ -286,7 +286,8 @@ type Step struct {
 
 // Run runs step as a task of env's run and waits for it: its events go
 // through env.Emit and it is recorded with env.RunID like a delegated task,
-// and it waits for a free slot like one.
+// and it waits for a free slot like one. With env.Allow set, its subagent
+// may use only the tools Allow allows, as a delegated task's may.
 func (m *Manager) Run(ctx context.Context, env *tools.Env, step Step) (Outcome, error) {
 	k, ok := m.internal[step.Type]
 	if !ok {

@@ -87,6 +87,10 @@ func (t *task) run(ctx context.Context) (status, result string) {
 	if model == "" {
 		model = t.env.Model
 	}
+	var persona *agent.Persona // the lead's tool restrictions, on top of the type's
+	if t.env.Allow != nil {
+		persona = &agent.Persona{Allow: t.env.Allow}
+	}
 	var text strings.Builder // the current step's text
 	for ev := range t.kind.agent.Run(ctx, agent.Input{
 		ThreadID:  t.ev.ID,
@@ -95,6 +99,7 @@ func (t *task) run(ctx context.Context) (status, result string) {
 		Text:      t.args.Prompt,
 		Model:     model,
 		Workspace: t.env.ThreadID,
+		Persona:   persona,
 	}) {
 		switch ev := ev.(type) {
 		case event.TextDelta:

@@ -29,6 +29,10 @@ type Env struct {
 	// status) to whoever watches the run (the router, a subagent's
 	// parent). Nil means nobody listens.
 	Emit func(event.Event)
+	// Allow reports whether the run may use the named tool (its persona's
+	// and its skill's restrictions); nil allows all. A subagent the call
+	// starts may use only the tools it allows.
+	Allow func(tool string) bool
 }
 
 type envKey struct{}
