@@ -23,6 +23,7 @@ type Config struct {
 	Scheduler     Scheduler      `yaml:"scheduler"`
 	Uploads       Uploads        `yaml:"uploads"`
 	Transcription Transcription  `yaml:"transcription"`
+	Agents        []AgentDef     `yaml:"agents"`
 	Memory        Memory         `yaml:"memory"`
 	Skills        Skills         `yaml:"skills"`
 	SkillEvo      SkillEvolution `yaml:"skill_evolution"`
@@ -183,67 +184,6 @@ type LoopDetection struct {
 // Router configures per-conversation queuing.
 type Router struct {
 	MaxQueued int `yaml:"max_queued"` // messages waiting per conversation while a run is active; default 20
-}
-
-// Channels holds each chat platform's settings.
-type Channels struct {
-	Telegram Telegram `yaml:"telegram"`
-	Slack    Slack    `yaml:"slack"`
-	Lark     Lark     `yaml:"lark"`
-}
-
-// Telegram configures the Telegram bot channel.
-type Telegram struct {
-	Enabled      bool           `yaml:"enabled"`
-	BotToken     string         `yaml:"bot_token"`
-	APIURL       string         `yaml:"api_url"`
-	AllowedUsers []string       `yaml:"allowed_users"`
-	Limits       TelegramLimits `yaml:"limits"`
-}
-
-// TelegramLimits is how fast the bot lets itself send (see SendLimits);
-// absent keys take the Bot FAQ's numbers, 0 turns that limit off.
-type TelegramLimits struct {
-	PerChatPerSecond  float64 `yaml:"per_chat_per_second"`  // default 1
-	PerChatBurst      int     `yaml:"per_chat_burst"`       // default 4; 0: no burst
-	PerGroupPerMinute float64 `yaml:"per_group_per_minute"` // default 20
-	GlobalPerSecond   float64 `yaml:"global_per_second"`    // default 30
-}
-
-// SendLimits is how fast a Slack or Lark channel lets itself send into one
-// chat (a channel, group or DM) and overall: limits of our own, below the
-// platform's, which answers faster callers with a 429 that is honoured
-// anyway. An absent key takes the platform's documented limit; 0 turns
-// that limit off.
-type SendLimits struct {
-	PerChatPerSecond float64 `yaml:"per_chat_per_second"`
-	PerChatBurst     int     `yaml:"per_chat_burst"` // calls at once before the spacing; 0: no burst
-	GlobalPerSecond  float64 `yaml:"global_per_second"`
-}
-
-// Slack configures the Slack Socket Mode channel.
-type Slack struct {
-	Enabled      bool     `yaml:"enabled"`
-	BotToken     string   `yaml:"bot_token"`
-	AppToken     string   `yaml:"app_token"`
-	APIURL       string   `yaml:"api_url"`
-	AllowedUsers []string `yaml:"allowed_users"`
-	// Limits default to 1 a second per channel in bursts of 3 (Slack's
-	// chat.postMessage limit) and none of ours overall.
-	Limits SendLimits `yaml:"limits"`
-}
-
-// Lark configures the Feishu/Lark channel.
-type Lark struct {
-	Enabled      bool     `yaml:"enabled"`
-	AppID        string   `yaml:"app_id"`
-	AppSecret    string   `yaml:"app_secret"`
-	Domain       string   `yaml:"domain"`
-	AllowedUsers []string `yaml:"allowed_users"`
-	// Limits default to 5 a second per chat without bursts (Lark's 5 QPS
-	// per user and per group) and 16 a second overall (its 1000 a minute
-	// per app).
-	Limits SendLimits `yaml:"limits"`
 }
 
 // Console configures the terminal channel used by `deerflow chat`.

@@ -1,9 +1,5 @@
 package config
 
-import (
-	"strings"
-)
-
 // Defaults for keys that are absent or zero. Bools that default to true
 // (sandbox.network, memory.enabled, research.enabled) apply only when the
 // key is absent, so an explicit false is kept.
@@ -28,6 +24,7 @@ func (c *Config) applyDefaults(lookup lookupFunc) {
 	c.featureDefaults()
 	c.schedulerDefaults()
 	c.uploadsDefaults(env)
+	c.agentsDefaults()
 }
 
 // defString sets *p to def when it is empty.
@@ -91,60 +88,6 @@ func (c *Config) agentDefaults() {
 	defInt(&ld.StopRepeats, 5)
 	defInt(&ld.ToolWarn, 30)
 	defInt(&ld.ToolStop, 50)
-}
-
-// channelDefaults: tokens come from the environment when not written, but
-// a channel starts only when enabled.
-func (c *Config) channelDefaults(env func(string) string) {
-	defString(&c.Channels.Telegram.BotToken, env("$TELEGRAM_BOT_TOKEN"))
-	defString(&c.Channels.Slack.BotToken, env("$SLACK_BOT_TOKEN"))
-	defString(&c.Channels.Slack.AppToken, env("$SLACK_APP_TOKEN"))
-	defString(&c.Channels.Lark.AppID, env("$LARK_APP_ID"))
-	defString(&c.Channels.Lark.AppSecret, env("$LARK_APP_SECRET"))
-	defString(&c.Channels.Telegram.APIURL, defaultTelegramURL)
-	defString(&c.Channels.Slack.APIURL, defaultSlackURL)
-	if !strings.HasSuffix(c.Channels.Slack.APIURL, "/") {
-		c.Channels.Slack.APIURL += "/" // the Slack client joins method names onto it
-	}
-	defString(&c.Channels.Lark.Domain, defaultLarkDomain)
-	c.limitDefaults()
-
-	defString(&c.Console.User, env("$USER"))
-	defString(&c.Console.User, "local")
-}
-
-// Each platform's documented limits (see config.yaml.example for the
-// sources), the defaults of channels.*.limits.
-var (
-	defaultTelegramLimits = TelegramLimits{PerChatPerSecond: 1, PerChatBurst: 4, PerGroupPerMinute: 20, GlobalPerSecond: 30}
-	defaultSlackLimits    = SendLimits{PerChatPerSecond: 1, PerChatBurst: 3}
-	defaultLarkLimits     = SendLimits{PerChatPerSecond: 5, PerChatBurst: 1, GlobalPerSecond: 16}
-)
-
-// limitDefaults fills the absent channels.*.limits keys; a written 0 is
-// kept (it turns that limit off).
-func (c *Config) limitDefaults() {
-	tg, def := &c.Channels.Telegram.Limits, defaultTelegramLimits
-	const k = "channels.telegram.limits."
-	defUnless(c, &tg.PerChatPerSecond, k+"per_chat_per_second", def.PerChatPerSecond)
-	defUnless(c, &tg.PerChatBurst, k+"per_chat_burst", def.PerChatBurst)
-	defUnless(c, &tg.PerGroupPerMinute, k+"per_group_per_minute", def.PerGroupPerMinute)
-	defUnless(c, &tg.GlobalPerSecond, k+"global_per_second", def.GlobalPerSecond)
-	c.sendLimitDefaults(&c.Channels.Slack.Limits, "channels.slack.limits.", defaultSlackLimits)
-	c.sendLimitDefaults(&c.Channels.Lark.Limits, "channels.lark.limits.", defaultLarkLimits)
-}
-
-func (c *Config) sendLimitDefaults(l *SendLimits, k string, def SendLimits) {
-	defUnless(c, &l.PerChatPerSecond, k+"per_chat_per_second", def.PerChatPerSecond)
-	defUnless(c, &l.PerChatBurst, k+"per_chat_burst", def.PerChatBurst)
-	defUnless(c, &l.GlobalPerSecond, k+"global_per_second", def.GlobalPerSecond)
-}
-
-// defUnless sets *p to def when key was not written (a written 0 stays).
-func defUnless[T int | float64](c *Config, p *T, key string, def T) {
-	if !c.given(key) {
-		*p = def
-	}
 }
 
 func (c *Config) sandboxDefaults() {

@@ -19,11 +19,7 @@ func (c *Config) Redacted() *Config {
 		m.APIKey = mask(m.APIKey)
 		m.BaseURL = maskURL(m.BaseURL)
 	}
-	r.Channels.Telegram.BotToken = mask(c.Channels.Telegram.BotToken)
-	r.Channels.Telegram.APIURL = maskURL(c.Channels.Telegram.APIURL)
-	r.Channels.Slack.BotToken = mask(c.Channels.Slack.BotToken)
-	r.Channels.Slack.AppToken = mask(c.Channels.Slack.AppToken)
-	r.Channels.Lark.AppSecret = mask(c.Channels.Lark.AppSecret)
+	r.Channels = c.Channels.redacted()
 	r.HTTP.APIToken = mask(c.HTTP.APIToken)
 	r.Transcription.APIKey = mask(c.Transcription.APIKey)
 	r.Transcription.BaseURL = maskURL(c.Transcription.BaseURL)

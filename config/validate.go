@@ -24,6 +24,7 @@ func (c *Config) Validate() error {
 	v.research()
 	v.scheduler()
 	v.uploads()
+	v.agents()
 	v.mcp()
 	return errors.Join(v.errs...)
 }
@@ -235,70 +236,6 @@ func (v *validator) modelSwitches(k string, m Model) {
 		if p.price < 0 || math.IsNaN(p.price) || math.IsInf(p.price, 0) {
 			v.fail(k+"."+p.key, "%smust be US dollars per million tokens, 0 or more (0: unknown)", of)
 		}
-	}
-}
-
-func (v *validator) channels() {
-	tg, sl, lk := v.c.Channels.Telegram, v.c.Channels.Slack, v.c.Channels.Lark
-	v.httpURL("channels.telegram.api_url", tg.APIURL)
-	v.httpURL("channels.slack.api_url", sl.APIURL)
-	v.httpURL("channels.lark.domain", lk.Domain)
-	if tg.Enabled {
-		v.requiredWhen("channels.telegram", "bot_token", tg.BotToken)
-	}
-	if sl.Enabled {
-		v.prefixed("channels.slack", "bot_token", sl.BotToken, "xoxb-")
-		v.prefixed("channels.slack", "app_token", sl.AppToken, "xapp-")
-	}
-	if lk.Enabled {
-		v.requiredWhen("channels.lark", "app_id", lk.AppID)
-		v.requiredWhen("channels.lark", "app_secret", lk.AppSecret)
-	}
-	v.sendLimits("channels.telegram.limits", tg.Limits.PerChatPerSecond, tg.Limits.PerChatBurst, tg.Limits.GlobalPerSecond)
-	v.rate("channels.telegram.limits.per_group_per_minute", tg.Limits.PerGroupPerMinute)
-	v.sendLimits("channels.slack.limits", sl.Limits.PerChatPerSecond, sl.Limits.PerChatBurst, sl.Limits.GlobalPerSecond)
-	v.sendLimits("channels.lark.limits", lk.Limits.PerChatPerSecond, lk.Limits.PerChatBurst, lk.Limits.GlobalPerSecond)
-	for _, ch := range []struct {
-		key   string
-		users []string
-	}{{"channels.telegram", tg.AllowedUsers}, {"channels.slack", sl.AllowedUsers}, {"channels.lark", lk.AllowedUsers}} {
-		for i, u := range ch.users {
-			if strings.TrimSpace(u) == "" {
-				v.fail(index(ch.key+".allowed_users", i), "must not be empty")
-			}
-		}
-	}
-}
-
-// sendLimits checks one channel's limits: no negative numbers (0 turns
-// a limit off).
-func (v *validator) sendLimits(key string, perChat float64, burst int, global float64) {
-	v.rate(key+".per_chat_per_second", perChat)
-	v.nonNegative(key+".per_chat_burst", burst)
-	v.rate(key+".global_per_second", global)
-}
-
-// rate checks a rate: a finite number, 0 or more.
-func (v *validator) rate(key string, r float64) {
-	switch {
-	case math.IsNaN(r) || math.IsInf(r, 0):
-		v.fail(key, "must be a number, 0 or more (0 turns the limit off)")
-	case r < 0:
-		v.fail(key, "must not be negative, got %g (0 turns the limit off)", r)
-	}
-}
-
-func (v *validator) requiredWhen(channel, field, value string) bool {
-	if strings.TrimSpace(value) == "" {
-		v.fail(channel+"."+field, "required when %s.enabled is true", channel)
-		return false
-	}
-	return true
-}
-
-func (v *validator) prefixed(channel, field, value, prefix string) {
-	if v.requiredWhen(channel, field, value) && !strings.HasPrefix(value, prefix) {
-		v.fail(channel+"."+field, "must start with %q", prefix)
 	}
 }
 

@@ -53,12 +53,12 @@ func (c *Channel) press(ctx context.Context, b bus.Publisher, e *callback.CardAc
 	id, _ := e.Event.Action.Value["id"].(string)
 	chat := e.Event.Context.OpenChatID
 	in := &bus.Inbound{
-		Channel: Name, ChatID: chat, UserID: op.OpenID,
+		Channel: c.o.Name, ChatID: chat, UserID: op.OpenID,
 		// A mention in the card shows the person's name.
 		Press: &bus.Press{ID: id, MessageID: e.Event.Context.OpenMessageID, By: "<at id=" + op.OpenID + "></at>"},
 	}
 	if e.EventV2Base != nil && e.EventV2Base.Header != nil {
-		in.EventKey = "lark:press:" + e.EventV2Base.Header.EventID
+		in.EventKey = c.o.Name + ":press:" + e.EventV2Base.Header.EventID
 	}
 	notice, err := p.Press(ctx, in)
 	if err != nil {

@@ -65,10 +65,10 @@ func (c *Channel) inbound(e *larkim.P2MessageReceiveV1) *bus.Inbound {
 	chat, msgID := str(m.ChatId), str(m.MessageId)
 	text, files, mentioned := c.content(m)
 	in := &bus.Inbound{
-		Channel: Name, ChatID: chat, UserID: openID, MessageID: msgID, Text: text, Files: files,
+		Channel: c.o.Name, ChatID: chat, UserID: openID, MessageID: msgID, Text: text, Files: files,
 	}
 	if e.EventV2Base != nil && e.EventV2Base.Header != nil && e.EventV2Base.Header.EventID != "" {
-		in.EventKey = "lark:event:" + e.EventV2Base.Header.EventID
+		in.EventKey = c.o.Name + ":event:" + e.EventV2Base.Header.EventID
 	}
 	if str(m.ChatType) != "p2p" {
 		in.Group = true
@@ -99,7 +99,7 @@ func (c *Channel) ours(chat, messageID string) bool {
 	if messageID == "" || c.o.Store == nil {
 		return false
 	}
-	_, err := c.o.Store.BotMessageChat(Name, chat, messageID)
+	_, err := c.o.Store.BotMessageChat(c.o.Name, chat, messageID)
 	return err == nil || !errors.Is(err, store.ErrNotFound)
 }
 

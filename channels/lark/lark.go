@@ -9,6 +9,7 @@
 package lark
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,11 @@ const reactTimeout = 30 * time.Second
 
 // Options configures a Channel.
 type Options struct {
+	// Name is the channel's name in chat keys, on bus messages, in logs
+	// and metrics; "" → Name (lark). Each bot of a process has its own.
+	Name string
+	// Key is the config key path named in errors; "" → channels.lark.
+	Key              string
 	AppID, AppSecret string
 	Domain           string   // https://open.feishu.cn or https://open.larksuite.com; a fake in tests
 	AllowedUsers     []string // open_id or user_id
@@ -78,6 +84,7 @@ func New(o Options) (*Channel, error) {
 	if o.AppID == "" || o.AppSecret == "" {
 		return nil, errors.New("lark: app_id and app_secret are required")
 	}
+	o.Name, o.Key = cmp.Or(o.Name, Name), cmp.Or(o.Key, "channels."+Name)
 	if o.Domain == "" {
 		o.Domain = lark.FeishuBaseUrl
 	}
@@ -88,8 +95,8 @@ func New(o Options) (*Channel, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: 60 * time.Second}
 	}
-	c := &Channel{o: o, log: o.Logger.With("channel", Name), limits: map[string]*rate.Limiter{},
-		throttle: channels.NewThrottle(o.Limits), met: o.Metrics.Channel(Name)}
+	c := &Channel{o: o, log: o.Logger.With("channel", o.Name), limits: map[string]*rate.Limiter{},
+		throttle: channels.NewThrottle(o.Limits), met: o.Metrics.Channel(o.Name)}
 	if len(o.AllowedUsers) > 0 {
 		c.allow = map[string]bool{}
 		for _, u := range o.AllowedUsers {
@@ -106,7 +113,7 @@ func New(o Options) (*Channel, error) {
 }
 
 // Name implements bus.Sender.
-func (c *Channel) Name() string { return Name }
+func (c *Channel) Name() string { return c.o.Name }
 
 // EditInterval implements bus.EditThrottler: one card patch a second, or
 // as slowly as Options.Limits asks.
@@ -145,7 +152,7 @@ func (c *Channel) Start(ctx context.Context, b bus.Publisher) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("lark: long connection stopped: %w (check channels.lark.app_id and app_secret)", err)
+		return fmt.Errorf("%s: long connection stopped: %w (check %s.app_id and app_secret)", c.o.Name, err, c.o.Key)
 	}
 }
 
@@ -220,7 +227,7 @@ func (c *Channel) botInfo(ctx context.Context) (string, error) {
 	}
 	switch {
 	case r.Code == 10003 || r.Code == 10014 || r.Code == 99991663 || r.Code == 99991664:
-		return "", &fatalError{fmt.Sprintf("lark: the app credentials were rejected (%s); check channels.lark.app_id and app_secret", r.Msg)}
+		return "", &fatalError{fmt.Sprintf("%s: the app credentials were rejected (%s); check %s.app_id and app_secret", c.o.Name, r.Msg, c.o.Key)}
 	case r.Code != 0:
 		return "", fmt.Errorf("lark: bot info: %d %s", r.Code, r.Msg)
 	case r.Bot.OpenID == "":

@@ -67,8 +67,8 @@ func (c *Channel) interactive(ctx context.Context, b bus.Publisher, evt socketmo
 	act := cb.ActionCallback.BlockActions[0]
 	channel := cmpOr(cb.Container.ChannelID, cb.Channel.ID)
 	in := &bus.Inbound{
-		Channel: Name, ChatID: channel, UserID: cb.User.ID, UserName: cmpOr(cb.User.Name, cb.User.ID),
-		EventKey: "slack:press:" + cb.TriggerID, Group: !strings.HasPrefix(channel, "D"),
+		Channel: c.o.Name, ChatID: channel, UserID: cb.User.ID, UserName: cmpOr(cb.User.Name, cb.User.ID),
+		EventKey: c.o.Name + ":press:" + cb.TriggerID, Group: !strings.HasPrefix(channel, "D"),
 		Press: &bus.Press{ID: act.ActionID, MessageID: cmpOr(cb.Container.MessageTs, cb.Message.Timestamp)},
 	}
 	thread := cmpOr(cb.Container.ThreadTs, cb.Message.ThreadTimestamp)

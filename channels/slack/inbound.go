@@ -125,14 +125,14 @@ func (c *Channel) inbound(ev slackevents.EventsAPIEvent) (in *bus.Inbound, files
 		return nil, false
 	}
 	in = &bus.Inbound{
-		Channel:   Name,
+		Channel:   c.o.Name,
 		ChatID:    channel,
 		Topic:     topic,
 		UserID:    user,
 		MessageID: ts,
 		// A mention arrives twice (app_mention and message) and Slack
 		// retries: the message's ts identifies it once.
-		EventKey: "slack:msg:" + channel + ":" + ts,
+		EventKey: c.o.Name + ":msg:" + channel + ":" + ts,
 		Group:    channelType != "im",
 		Text:     cleanText(strings.ReplaceAll(text, mention, "")),
 	}
@@ -148,7 +148,7 @@ func (c *Channel) known(channel, threadTS string) bool {
 	if threadTS == "" || c.o.Store == nil {
 		return false
 	}
-	_, err := c.o.Store.ChatThread(bus.ChatKey(Name, channel, threadTS))
+	_, err := c.o.Store.ChatThread(bus.ChatKey(c.o.Name, channel, threadTS))
 	return err == nil || !errors.Is(err, store.ErrNotFound)
 }
 
@@ -267,8 +267,8 @@ func (c *Channel) slash(ctx context.Context, b bus.Publisher, cmd slack.SlashCom
 		text = "/" + text
 	}
 	in := &bus.Inbound{
-		Channel: Name, ChatID: cmd.ChannelID, UserID: cmd.UserID,
-		MessageID: ephemeralPrefix + cmd.UserID, EventKey: "slack:slash:" + cmd.TriggerID,
+		Channel: c.o.Name, ChatID: cmd.ChannelID, UserID: cmd.UserID,
+		MessageID: ephemeralPrefix + cmd.UserID, EventKey: c.o.Name + ":slash:" + cmd.TriggerID,
 		Text: text,
 	}
 	if b.StartsRun(text) {

@@ -9,6 +9,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,11 @@ const (
 
 // Options configures a Channel.
 type Options struct {
+	// Name is the channel's name in chat keys, on bus messages, in logs
+	// and metrics; "" → Name (slack). Each bot of a process has its own.
+	Name string
+	// Key is the config key path named in errors; "" → channels.slack.
+	Key          string
 	BotToken     string // xoxb-
 	AppToken     string // xapp-, for Socket Mode
 	APIURL       string // Web API base ending in /; a fake in tests
@@ -79,6 +85,7 @@ func New(o Options) (*Channel, error) {
 	if o.BotToken == "" || o.AppToken == "" {
 		return nil, errors.New("slack: bot_token and app_token are required")
 	}
+	o.Name, o.Key = cmp.Or(o.Name, Name), cmp.Or(o.Key, "channels."+Name)
 	if o.APIURL == "" {
 		o.APIURL = "https://slack.com/api/"
 	}
@@ -93,10 +100,10 @@ func New(o Options) (*Channel, error) {
 	}
 	c := &Channel{
 		o:         o,
-		log:       o.Logger.With("channel", Name),
+		log:       o.Logger.With("channel", o.Name),
 		throttle:  channels.NewThrottle(o.Limits),
 		reactions: map[string]bool{},
-		met:       o.Metrics.Channel(Name),
+		met:       o.Metrics.Channel(o.Name),
 	}
 	if len(o.AllowedUsers) > 0 {
 		c.allow = map[string]bool{}
@@ -114,7 +121,7 @@ func New(o Options) (*Channel, error) {
 }
 
 // Name implements bus.Sender.
-func (c *Channel) Name() string { return Name }
+func (c *Channel) Name() string { return c.o.Name }
 
 // EditInterval implements bus.EditThrottler: chat.update at most once a
 // second per message, or as slowly as Options.Limits asks.
@@ -149,7 +156,7 @@ func (c *Channel) Start(ctx context.Context, b bus.Publisher) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("slack: socket mode stopped: %w (check channels.slack.app_token)", err)
+			return fmt.Errorf("%s: socket mode stopped: %w (check %s.app_token)", c.o.Name, err, c.o.Key)
 		case evt := <-c.sm.Events:
 			c.connection(evt)
 			c.event(ctx, b, evt)
@@ -197,7 +204,7 @@ func (c *Channel) auth(ctx context.Context) error {
 		}
 		var se slack.SlackErrorResponse
 		if errors.As(err, &se) && (se.Err == "invalid_auth" || se.Err == "not_authed" || se.Err == "token_revoked" || se.Err == "account_inactive") {
-			return fmt.Errorf("slack: the bot token was rejected (%s); check channels.slack.bot_token", se.Err)
+			return fmt.Errorf("%s: the bot token was rejected (%s); check %s.bot_token", c.o.Name, se.Err, c.o.Key)
 		}
 		c.log.Warn("auth.test failed; retrying", "err", err, "in", delay)
 		select {

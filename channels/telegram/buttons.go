@@ -65,7 +65,7 @@ func (c *Channel) press(ctx context.Context, b bus.Publisher, u *models.Update) 
 	q := u.CallbackQuery
 	notice := ""
 	if p, ok := b.(bus.Presser); ok && q.From.ID != 0 && !q.From.IsBot && c.allowed(&q.From) {
-		if in := pressInbound(u); in != nil {
+		if in := c.pressInbound(u); in != nil {
 			var err error
 			if notice, err = p.Press(ctx, in); err != nil {
 				return err
@@ -87,7 +87,7 @@ func (c *Channel) press(ctx context.Context, b bus.Publisher, u *models.Update) 
 
 // pressInbound is the press as a bus message, or nil when it is not under
 // a message we can see.
-func pressInbound(u *models.Update) *bus.Inbound {
+func (c *Channel) pressInbound(u *models.Update) *bus.Inbound {
 	q := u.CallbackQuery
 	var chat int64
 	var msgID int
@@ -100,11 +100,11 @@ func pressInbound(u *models.Update) *bus.Inbound {
 		return nil
 	}
 	return &bus.Inbound{
-		Channel:  Name,
+		Channel:  c.o.Name,
 		ChatID:   strconv.FormatInt(chat, 10),
 		UserID:   strconv.FormatInt(q.From.ID, 10),
 		UserName: q.From.Username,
-		EventKey: "telegram:update:" + strconv.FormatInt(u.ID, 10),
+		EventKey: c.o.Name + ":update:" + strconv.FormatInt(u.ID, 10),
 		Group:    chat < 0,
 		Press:    &bus.Press{ID: q.Data, MessageID: strconv.Itoa(msgID)},
 	}

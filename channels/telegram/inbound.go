@@ -55,12 +55,12 @@ func (c *Channel) inbound(u *models.Update) *bus.Inbound {
 		text, entities = m.Caption, m.CaptionEntities
 	}
 	in := &bus.Inbound{
-		Channel:   Name,
+		Channel:   c.o.Name,
 		ChatID:    strconv.FormatInt(m.Chat.ID, 10),
 		UserID:    strconv.FormatInt(m.From.ID, 10),
 		UserName:  m.From.Username,
 		MessageID: strconv.Itoa(m.ID),
-		EventKey:  "telegram:update:" + strconv.FormatInt(u.ID, 10),
+		EventKey:  c.o.Name + ":update:" + strconv.FormatInt(u.ID, 10),
 	}
 	if m.Chat.Type != models.ChatTypePrivate {
 		in.Group = true

@@ -22,8 +22,6 @@ import (
 	"github.com/deerflow/deerflow/store"
 )
 
-const offsetKey = "telegram:offset" // last update id handled, in the store
-
 // apiError is a Bot API error reply.
 type apiError struct {
 	Code        int
@@ -74,7 +72,7 @@ func (c *Channel) poll(ctx context.Context, b bus.Publisher) error {
 		var ae *apiError
 		switch {
 		case errors.As(err, &ae) && ae.Code == http.StatusUnauthorized:
-			return fmt.Errorf("telegram: the bot token was rejected; check channels.telegram.bot_token")
+			return fmt.Errorf("%s: the bot token was rejected; check %s.bot_token", c.o.Name, c.o.Key)
 		case errors.As(err, &ae) && ae.RetryAfter > 0:
 			delay = time.Duration(ae.RetryAfter) * time.Second
 			c.log.Warn("getUpdates rate limited", "retry_after", ae.RetryAfter)
@@ -164,13 +162,15 @@ func chatOf(u *models.Update) int64 {
 	return 0
 }
 
+// loadOffset and saveOffset keep the last update id handled in the store,
+// under the channel's name: each bot has its own update ids.
 func (c *Channel) loadOffset() int64 {
 	var off int64
 	if c.o.Store == nil {
 		return 0
 	}
 	c.o.Store.View(func(tx *store.Tx) error {
-		v, err := tx.State(offsetKey)
+		v, err := tx.State(c.o.Name + ":offset")
 		if err == nil {
 			off, _ = strconv.ParseInt(string(v), 10, 64)
 		}
@@ -184,7 +184,7 @@ func (c *Channel) saveOffset(off int64) {
 		return
 	}
 	err := c.o.Store.Batch(func(tx *store.Tx) error {
-		return tx.PutState(offsetKey, []byte(strconv.FormatInt(off, 10)))
+		return tx.PutState(c.o.Name+":offset", []byte(strconv.FormatInt(off, 10)))
 	})
 	if err != nil {
 		// Harmless: the updates come again and are dropped as duplicates.

@@ -9,6 +9,7 @@
 package telegram
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,11 @@ const Name = "telegram"
 
 // Options configures a Channel.
 type Options struct {
+	// Name is the channel's name in chat keys, on bus messages, in logs
+	// and metrics; "" → Name (telegram). Each bot of a process has its own.
+	Name string
+	// Key is the config key path named in errors; "" → channels.telegram.
+	Key          string
 	Token        string
 	APIURL       string   // e.g. https://api.telegram.org; a fake in tests
 	AllowedUsers []string // numeric ids or @usernames; empty lets everyone in
@@ -70,6 +76,7 @@ func New(o Options) (*Channel, error) {
 	if o.Token == "" {
 		return nil, errors.New("telegram: no bot token")
 	}
+	o.Name, o.Key = cmp.Or(o.Name, Name), cmp.Or(o.Key, "channels."+Name)
 	if o.APIURL == "" {
 		o.APIURL = "https://api.telegram.org"
 	}
@@ -85,11 +92,11 @@ func New(o Options) (*Channel, error) {
 	}
 	c := &Channel{
 		o:         o,
-		log:       o.Logger.With("channel", Name),
+		log:       o.Logger.With("channel", o.Name),
 		http:      o.HTTPClient,
 		allow:     allowSet(o.AllowedUsers),
 		lim:       newLimiter(o.Limits),
-		met:       o.Metrics.Channel(Name),
+		met:       o.Metrics.Channel(o.Name),
 		forbidden: map[int64]bool{},
 		heard:     map[int64]time.Time{},
 	}
@@ -107,7 +114,7 @@ func New(o Options) (*Channel, error) {
 }
 
 // Name implements bus.Sender.
-func (c *Channel) Name() string { return Name }
+func (c *Channel) Name() string { return c.o.Name }
 
 // Health implements channels.HealthReporter: connected once the Bot API
 // answered getMe, and for as long as getUpdates polls succeed.
@@ -164,7 +171,7 @@ func (c *Channel) getMe(ctx context.Context) (*models.User, error) {
 			return me, nil
 		}
 		if errors.Is(err, tgbot.ErrorUnauthorized) || errors.Is(err, tgbot.ErrorNotFound) {
-			return nil, fmt.Errorf("telegram: the bot token was rejected; check channels.telegram.bot_token")
+			return nil, fmt.Errorf("%s: the bot token was rejected; check %s.bot_token", c.o.Name, c.o.Key)
 		}
 		c.log.Warn("getMe failed; retrying", "err", err, "in", delay)
 		c.link.Set(false, "getMe failed: "+failure(err))

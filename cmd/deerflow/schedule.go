@@ -48,23 +48,23 @@ func (a *app) startScheduler(ctx context.Context) {
 }
 
 // allowList re-checks a scheduled task's creator ("channel:user id", and
-// the Telegram user name when known) against the channel's
-// allowed_users, as the channel checks every message.
+// the Telegram user name when known) against the allowed_users of that
+// channel (each bot its own, disabled ones too), as the channel checks
+// every message.
 func allowList(cfg *config.Config) func(user, userName string) bool {
-	lists := map[string][]string{
-		"telegram": cfg.Channels.Telegram.AllowedUsers,
-		"slack":    cfg.Channels.Slack.AllowedUsers,
-		"lark":     cfg.Channels.Lark.AllowedUsers,
+	lists := map[string]config.ChannelInstance{}
+	for _, in := range cfg.AllChannelInstances() {
+		lists[in.Name] = in
 	}
 	return func(user, userName string) bool {
 		channel, id, _ := strings.Cut(user, ":")
-		list := lists[channel]
-		if len(list) == 0 {
+		in := lists[channel]
+		if len(in.AllowedUsers) == 0 {
 			return true
 		}
-		for _, u := range list {
+		for _, u := range in.AllowedUsers {
 			u = strings.TrimSpace(u)
-			if u == id || channel == "telegram" && userName != "" && strings.EqualFold(u, "@"+userName) {
+			if u == id || in.Telegram != nil && userName != "" && strings.EqualFold(u, "@"+userName) {
 				return true
 			}
 		}

@@ -80,36 +80,31 @@ func startChannels(ctx context.Context, a *app, chans []channels.Channel) (<-cha
 	return errc, nil
 }
 
-// platformChannels builds every enabled chat platform channel.
+// platformChannels builds one channel per enabled bot (config.ChannelInstances).
 func platformChannels(cfg *config.Config, a *app) ([]channels.Channel, error) {
 	var out []channels.Channel
-	if t := cfg.Channels.Telegram; t.Enabled {
-		ch, err := telegram.New(telegram.Options{
-			Token: t.BotToken, APIURL: t.APIURL, AllowedUsers: t.AllowedUsers,
-			Store: a.store, Logger: a.log, Metrics: a.metrics, Limits: telegramLimits(t.Limits),
-		})
-		if err != nil {
-			return nil, err
+	for _, in := range cfg.ChannelInstances() {
+		var ch channels.Channel
+		var err error
+		switch t, sl, lk := in.Telegram, in.Slack, in.Lark; {
+		case t != nil:
+			ch, err = telegram.New(telegram.Options{Name: in.Name, Key: in.Key,
+				Token: t.BotToken, APIURL: t.APIURL, AllowedUsers: t.AllowedUsers,
+				Store: a.store, Logger: a.log, Metrics: a.metrics, Limits: telegramLimits(t.Limits),
+			})
+		case sl != nil:
+			ch, err = slack.New(slack.Options{Name: in.Name, Key: in.Key,
+				BotToken: sl.BotToken, AppToken: sl.AppToken, APIURL: sl.APIURL,
+				AllowedUsers: sl.AllowedUsers, Store: a.store, Logger: a.log, Metrics: a.metrics,
+				Limits: sendLimits(sl.Limits),
+			})
+		default:
+			ch, err = lark.New(lark.Options{Name: in.Name, Key: in.Key,
+				AppID: lk.AppID, AppSecret: lk.AppSecret, Domain: lk.Domain,
+				AllowedUsers: lk.AllowedUsers, Store: a.store, Logger: a.log, Metrics: a.metrics,
+				Limits: sendLimits(lk.Limits),
+			})
 		}
-		out = append(out, ch)
-	}
-	if sl := cfg.Channels.Slack; sl.Enabled {
-		ch, err := slack.New(slack.Options{
-			BotToken: sl.BotToken, AppToken: sl.AppToken, APIURL: sl.APIURL,
-			AllowedUsers: sl.AllowedUsers, Store: a.store, Logger: a.log, Metrics: a.metrics,
-			Limits: sendLimits(sl.Limits),
-		})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ch)
-	}
-	if lk := cfg.Channels.Lark; lk.Enabled {
-		ch, err := lark.New(lark.Options{
-			AppID: lk.AppID, AppSecret: lk.AppSecret, Domain: lk.Domain,
-			AllowedUsers: lk.AllowedUsers, Store: a.store, Logger: a.log, Metrics: a.metrics,
-			Limits: sendLimits(lk.Limits),
-		})
 		if err != nil {
 			return nil, err
 		}
@@ -138,8 +133,8 @@ func anyChannel(cfg *config.Config) bool {
 	return false
 }
 
-// channelSwitch is one platform channel, whether the config enables it,
-// and how `check` describes it.
+// channelSwitch is one bot (a config.ChannelInstance), whether the
+// config enables it, and how `check` describes it.
 type channelSwitch struct {
 	name    string
 	enabled bool
@@ -150,12 +145,20 @@ type channelSwitch struct {
 }
 
 func channelSwitches(cfg *config.Config) []channelSwitch {
-	ch := cfg.Channels
-	return []channelSwitch{
-		{"telegram", ch.Telegram.Enabled, "at " + ch.Telegram.APIURL, len(ch.Telegram.AllowedUsers), telegramLimits(ch.Telegram.Limits), true},
-		{"slack", ch.Slack.Enabled, "Socket Mode, Web API at " + ch.Slack.APIURL, len(ch.Slack.AllowedUsers), sendLimits(ch.Slack.Limits), false},
-		{"lark", ch.Lark.Enabled, "long connection at " + ch.Lark.Domain, len(ch.Lark.AllowedUsers), sendLimits(ch.Lark.Limits), false},
+	var out []channelSwitch
+	for _, in := range cfg.AllChannelInstances() {
+		c := channelSwitch{name: in.Name, enabled: in.Enabled, allowed: len(in.AllowedUsers)}
+		switch {
+		case in.Telegram != nil:
+			c.detail, c.limits, c.groups = "at "+in.Telegram.APIURL, telegramLimits(in.Telegram.Limits), true
+		case in.Slack != nil:
+			c.detail, c.limits = "Socket Mode, Web API at "+in.Slack.APIURL, sendLimits(in.Slack.Limits)
+		default:
+			c.detail, c.limits = "long connection at "+in.Lark.Domain, sendLimits(in.Lark.Limits)
+		}
+		out = append(out, c)
 	}
+	return out
 }
 
 // startRuns lets runs start once the senders are registered: the runs the
