@@ -74,8 +74,12 @@ type Options struct {
 	// Schedules serves the schedule routes; nil: they answer that
 	// scheduled tasks are off.
 	Schedules *scheduler.Scheduler
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// Agents lists the named agents (GET /api/agents) and Persona gives
+	// a run the one it names; nil: only the built-in agent.
+	Agents  func() []AgentJSON
+	Persona func(name string) (*agent.Persona, bool)
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 // Server serves the API. It is safe for concurrent use.
@@ -131,6 +135,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("POST /api/threads/{id}/runs/{run}/cancel", s.cancelRun)
 	s.mux.HandleFunc("GET /api/threads/{id}/runs/{run}/stream", s.stream)
 	s.mux.HandleFunc("GET /api/threads/{id}/files/{name}", s.file)
+	s.mux.HandleFunc("GET /api/agents", s.listAgents)
 	s.scheduleRoutes()
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, "not_found", "There is no such API route: "+r.Method+" "+r.URL.Path+".")

@@ -21,6 +21,10 @@ type createRunReq struct {
 	// UserID names the person the run is for (their long-term memory,
 	// shared by their threads); empty: the thread's own memory.
 	UserID string `json:"user_id"`
+	// Agent names the agent that answers (GET /api/agents); AssistantID,
+	// LangGraph's name for it, is taken too. Empty: the built-in agent.
+	Agent       string `json:"agent"`
+	AssistantID string `json:"assistant_id"`
 }
 
 // inputText reads the run's message from raw.

@@ -25,6 +25,8 @@ type runData struct {
 	// CancelOnDisconnect: the run is cancelled when its last stream
 	// client goes away before it ends.
 	CancelOnDisconnect bool `json:"cancel_on_disconnect,omitempty"`
+	// Agent names the agent that answers ("" = the built-in one).
+	Agent string `json:"agent,omitempty"`
 }
 
 // handler is the API's part in the runner: its runs go straight to the
@@ -32,7 +34,13 @@ type runData struct {
 func (s *Server) handler() runner.Handler {
 	return runner.Handler{
 		Engine: runner.EngineFunc(func(ctx context.Context, run *runner.Run) iter.Seq[event.Event] {
-			return s.o.Agent.Run(ctx, run.Input())
+			in := run.Input()
+			var d runData
+			json.Unmarshal(run.Req.Data, &d)
+			if d.Agent != "" && s.o.Persona != nil {
+				in.Persona, _ = s.o.Persona(d.Agent) // gone since: the built-in agent answers
+			}
+			return s.o.Agent.Run(ctx, in)
 		}),
 		Undoable:  true,
 		Keep:      s.o.Keep,
@@ -109,7 +117,11 @@ func (s *Server) request(w http.ResponseWriter, threadID string, req *createRunR
 		fail(w, http.StatusBadRequest, "bad_user_id", "user_id must be at most 128 printable characters.")
 		return runner.Request{}, false
 	}
-	data, _ := json.Marshal(runData{CancelOnDisconnect: onDisconnect == "cancel"})
+	agentName, ok := s.agentOf(w, req)
+	if !ok {
+		return runner.Request{}, false
+	}
+	data, _ := json.Marshal(runData{CancelOnDisconnect: onDisconnect == "cancel", Agent: agentName})
 	return runner.Request{
 		ThreadID: threadID, Conv: chatKey(threadID), Origin: runner.OriginAPI, User: user,
 		Text: text, Model: req.Model, Strategy: strategy, Data: data,

@@ -12,6 +12,7 @@ var Commands = []Command{
 	{"retry", "run your last message again, or resume an unfinished research (after a restart or a failure)"},
 	{"research", "research a topic in depth: a plan you review, steps in parallel, a report (/research auto TOPIC skips the review)"},
 	{"models", "list models; /models NAME switches this conversation"},
+	{"agent", "show this conversation's agent and the others; /agent NAME switches to one"},
 	{"memory", "show what I remember about you (/memory forget N, clear, off, on)"},
 	{"skills", "list skills; /skills enable|disable NAME; /NAME task uses one"},
 	{"schedules", "list this conversation's scheduled tasks"},

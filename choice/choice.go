@@ -26,6 +26,7 @@ const (
 	Clarify = "clarify" // an ask_clarification's options: a press answers it
 	Model   = "model"   // /models: a press switches the conversation's model
 	New     = "new"     // /new during a run: confirm or keep going
+	Agent   = "agent"   // /agent: a press switches the conversation's agent
 )
 
 // Record is one message's choice.
@@ -38,7 +39,7 @@ type Record struct {
 	Text    string   `json:"text"` // the question, for the edited message
 	Options []string `json:"options"`
 	Replies []string `json:"replies,omitempty"` // what each option says in the conversation; default the option
-	Current int      `json:"current,omitempty"` // Model: the option in use, 1-based; 0 none
+	Current int      `json:"current,omitempty"` // Model, Agent: the option in use, 1-based; 0 none
 
 	// Answered is set by the first press that counts.
 	Answered   bool      `json:"answered,omitempty"`

@@ -308,3 +308,21 @@ func backoff(base time.Duration, n int) time.Duration {
 	}
 	return min(d, maxBackoff)
 }
+
+// ServerOf names the configured server a tool (by its registry name,
+// "<server>_<tool>") comes from: the longest server prefix that fits, so
+// that an agent limited to some servers is offered only their tools.
+func (m *Manager) ServerOf(tool string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var best *conn
+	for _, c := range m.conns {
+		if strings.HasPrefix(tool, c.prefix+"_") && (best == nil || len(c.prefix) > len(best.prefix)) {
+			best = c
+		}
+	}
+	if best == nil {
+		return "", false
+	}
+	return best.srv.Name, true
+}

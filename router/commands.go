@@ -10,6 +10,7 @@ import (
 
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/agent/tokens"
+	"github.com/deerflow/deerflow/agents"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/choice"
 	"github.com/deerflow/deerflow/store"
@@ -52,11 +53,17 @@ func (r *Router) command(ctx context.Context, in *bus.Inbound, name, args string
 		return r.reply(ctx, in, "Tell me what to research: /research <topic>. I'll propose a plan for you to review first; /research auto <topic> starts without the review.")
 	case "models":
 		return r.cmdModels(ctx, in, args)
+	case "agent":
+		return r.cmdAgent(ctx, in, args)
 	case "memory":
 		if r.opts.Memory == nil {
 			return r.reply(ctx, in, "Long-term memory is switched off on this deerflow (memory.enabled: false), so I remember nothing between conversations.")
 		}
-		return r.reply(ctx, in, r.opts.Memory.Command(in.Channel+":"+in.UserID, in.ChatKey(), in.Group, args))
+		var p *agent.Persona
+		if r.opts.Agents != nil {
+			p = r.opts.Agents.Persona(in)
+		}
+		return r.reply(ctx, in, r.opts.Memory.Command(agents.MemoryKey(p, in.Channel+":"+in.UserID), agents.MemoryKey(p, in.ChatKey()), in.Group, args))
 	case "skills":
 		if r.opts.Skills == nil {
 			return r.reply(ctx, in, "No skills are available here.")
@@ -181,7 +188,7 @@ func (r *Router) cmdStatus(ctx context.Context, in *bus.Inbound) error {
 		count, err = tx.MessageCount(threadID)
 		return err
 	})
-	model, _ := r.opts.Agent.Model(t.Model)
+	model, _ := r.opts.Agent.Model(r.modelOf(in, t.Model))
 	// Once the answer (or "Stopped.") is given, the user sees the run as
 	// over, even while it is still recording its state.
 	rc := r.opts.Runner.Conv(key)
@@ -192,6 +199,7 @@ func (r *Router) cmdStatus(ctx context.Context, in *bus.Inbound) error {
 
 	var sb strings.Builder
 	r.writeThread(&sb, t, count, today, model)
+	sb.WriteString(r.agentLine(in))
 	switch {
 	case busy && !rc.Active.Info().Started.IsZero():
 		fmt.Fprintf(&sb, "Run: working for %s\n", r.opts.Now().Sub(rc.Active.Info().Started).Round(time.Second))

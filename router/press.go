@@ -133,6 +133,8 @@ func (r *Router) act(ctx context.Context, rec *choice.Record, opt int, in *bus.I
 		return r.Publish(ctx, msg)
 	case choice.Model:
 		r.background(func(ctx context.Context) { r.cmdModels(ctx, msg, rec.Options[opt]) })
+	case choice.Agent:
+		r.background(func(ctx context.Context) { r.cmdAgent(ctx, msg, rec.Options[opt]) })
 	case choice.New:
 		if rec.Options[opt] == newConfirm {
 			r.background(func(ctx context.Context) { r.cmdNew(ctx, msg) })

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/agents"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/internal/logctx"
@@ -231,6 +232,13 @@ func (r *Router) execute(ctx context.Context, run *runner.Run) iter.Seq[event.Ev
 		}
 		ain := run.Input()
 		ain.Text, ain.OnAnswer = in.Text, d.AnswerTx()
+		if r.opts.Agents != nil {
+			ain.Persona = r.opts.Agents.Persona(in)
+			if ain.Skill != "" && !agents.SkillAllowed(ain.Persona, ain.Skill) {
+				r.reply(lctx, in, fmt.Sprintf("The %s agent doesn't use the %s skill; it answers without it.", ain.Persona.Name, ain.Skill))
+				ain.Skill = ""
+			}
+		}
 		src := r.opts.Agent.Run
 		if mode := r.researchMode(in, threadID, &ain); mode != "" {
 			src = func(ctx context.Context, ain agent.Input) iter.Seq[event.Event] {

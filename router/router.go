@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/agents"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/outbox"
@@ -44,6 +45,9 @@ type Options struct {
 	// UploadsNote tells the model which files arrived with a message,
 	// given each one's Upload.Line. Nil: a plain list.
 	UploadsNote func(lines []string) string
+	// Agents are the named agents (/agent, who answers a conversation);
+	// nil: only the built-in one.
+	Agents *agents.Registry
 	// Memory answers /memory; nil means long-term memory is off.
 	Memory Memory
 	// Skills routes "/<skill> task" and answers /skills; nil: no skills.

@@ -131,22 +131,38 @@ func (m *Manager) Has(name string) bool {
 func (m *Manager) PromptSection() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.section != "" {
-		return m.section
+	if m.section == "" {
+		m.section = m.sectionLocked(nil)
 	}
+	return m.section
+}
+
+// PromptSectionOf is PromptSection listing only the skills in allowed
+// (all of them when it is empty): what an agent limited to some skills
+// is told.
+func (m *Manager) PromptSectionOf(allowed []string) string {
+	if len(allowed) == 0 {
+		return m.PromptSection()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sectionLocked(allowed)
+}
+
+// sectionLocked renders the skills section (of the skills in allowed, or
+// all when it is nil); " " when there are none.
+func (m *Manager) sectionLocked(allowed []string) string {
 	var b strings.Builder
 	for _, s := range m.skills {
-		if m.enabledLocked(s.Name) {
+		if m.enabledLocked(s.Name) && (allowed == nil || slices.Contains(allowed, s.Name)) {
 			fmt.Fprintf(&b, "- %s: %s (%s)\n", s.Name, tools.EscapeLine(s.Description), s.Location())
 		}
 	}
 	if b.Len() == 0 {
-		m.section = " " // none: cached as a blank section
-		return m.section
+		return " " // none: a blank section
 	}
-	m.section = "<skills>\nSkills are instructions and resources for particular kinds of work. When a request matches a skill's description, read its SKILL.md with read_file before you start, then follow it; its other files (references/, scripts/, templates/) are next to it. Read only the skills you need.\n\n" +
+	return "<skills>\nSkills are instructions and resources for particular kinds of work. When a request matches a skill's description, read its SKILL.md with read_file before you start, then follow it; its other files (references/, scripts/, templates/) are next to it. Read only the skills you need.\n\n" +
 		b.String() + "</skills>"
-	return m.section
 }
 
 // Activation is what a "/<skill> task" message adds to its turn: the

@@ -29,6 +29,8 @@ func (a *app) newAPI(sb *sandbox.Manager) error {
 		},
 		RemoveFiles: sb.RemoveThread,
 		Schedules:   a.scheduler,
+		Agents:      a.agentList,
+		Persona:     a.agents.Named,
 		Logger:      a.log,
 	})
 	if err != nil {

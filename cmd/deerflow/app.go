@@ -13,6 +13,7 @@ import (
 
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/agent/loopdetect"
+	"github.com/deerflow/deerflow/agents"
 	"github.com/deerflow/deerflow/api"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/logctx"
@@ -55,6 +56,7 @@ type app struct {
 	memory    *memory.Manager      // nil when memory.enabled is false
 	skills    *skills.Manager
 	scheduler *scheduler.Scheduler // nil when scheduler.enabled is false
+	agents    *agents.Registry
 }
 
 // newLogger returns the process logger writing to w, per cfg.Log.
@@ -167,7 +169,7 @@ func modelNamed(models []agent.ModelRef, name string) *agent.ModelRef {
 func (a *app) turnContext(_ context.Context, in *agent.Input) string {
 	var parts []string
 	if a.memory != nil {
-		if b := a.memory.Block(in.UserID, in.ChatKey); b != "" {
+		if b := a.memory.Block(memoryKeys(in)); b != "" {
 			parts = append(parts, b)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/deerflow/deerflow/agents"
 	"github.com/deerflow/deerflow/channels"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/redact"
@@ -33,7 +34,13 @@ func check(cfg *config.Config, used string, stdout io.Writer) int {
 		var sb *sandbox.Manager
 		if sb, err = newSandbox(cfg, scratch); err == nil {
 			printSandbox(w, sb)
-			printTools(w, cfg, sb)
+			toolNames, skillNames := printTools(w, cfg, sb)
+			if problems := agents.Check(cfg, toolNames, skillNames); len(problems) > 0 {
+				w.Flush()
+				fmt.Fprintf(stdout, "agents: %s\n", strings.Join(problems, "\nagents: "))
+				return 1
+			}
+			printAgents(w, cfg)
 		}
 	}
 	if err != nil {
@@ -127,7 +134,7 @@ func printHTTP(w io.Writer, cfg *config.Config) {
 
 // printTools lists the lead's tools and what the web tools, skills,
 // subagents and research are set to, with the tools of sb.
-func printTools(w io.Writer, cfg *config.Config, sb *sandbox.Manager) {
+func printTools(w io.Writer, cfg *config.Config, sb *sandbox.Manager) (toolNames, skillNames []string) {
 	reg := tools.NewRegistry(sb.Tools()...)
 	types := []string{subagents.GeneralPurpose}
 	if _, ok := reg.Get("bash"); ok {
@@ -159,7 +166,7 @@ func printTools(w io.Writer, cfg *config.Config, sb *sandbox.Manager) {
 		search = "web_search with " + p
 	}
 	fmt.Fprintf(w, "web\tweb_fetch (%s); %s\n", fetch, search)
-	printSkills(w, cfg)
+	skillNames = printSkills(w, cfg)
 	sc := cfg.Subagents
 	fmt.Fprintf(w, "subagents\t%s; %d per response, %d per message, %d running at once, %d s timeout\n",
 		strings.Join(types, ", "), sc.MaxPerResponse, sc.MaxPerRun, sc.MaxRunning, sc.TimeoutSeconds)
@@ -169,15 +176,17 @@ func printTools(w io.Writer, cfg *config.Config, sb *sandbox.Manager) {
 	} else {
 		fmt.Fprintf(w, "research\toff (research.enabled is false)\n")
 	}
+	return names, skillNames
 }
 
 // printSkills lists the skills found, the ones skipped and why, and
 // whether the agent may write its own.
-func printSkills(w io.Writer, cfg *config.Config) {
+func printSkills(w io.Writer, cfg *config.Config) (names []string) {
 	all, problems := skills.List(cfg.Skills.Path)
 	var loaded []string
 	for _, s := range all {
 		loaded = append(loaded, s.Name+" ("+s.Source()+")")
+		names = append(names, s.Name)
 	}
 	fmt.Fprintf(w, "skills\t%s; custom ones from %s\n", strings.Join(loaded, ", "), cfg.Skills.Path)
 	for _, p := range problems {
@@ -186,6 +195,7 @@ func printSkills(w io.Writer, cfg *config.Config) {
 	if cfg.SkillEvo.Enabled {
 		fmt.Fprintf(w, "skills\tskill_manage is on: the agent may write custom skills (each write is checked)\n")
 	}
+	return names
 }
 
 // printMCP connects to each MCP server once, in a sandbox in the scratch

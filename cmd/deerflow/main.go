@@ -17,6 +17,7 @@ import (
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/documents"
 	"github.com/deerflow/deerflow/store"
+	"github.com/deerflow/deerflow/store/doctor"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -46,6 +47,10 @@ Usage:
                                    check the database for damage; --repair (with
                                    deerflow stopped) keeps it as a dated backup and
                                    writes a new one holding everything still readable
+  deerflow agents [--config FILE] [list | show NAME | delete NAME]
+                                   list the agents (config and created in chats),
+                                   show one, or delete one created in a chat
+                                   (with deerflow stopped)
   deerflow backup [--config FILE] FILE
                                    write a consistent copy of the database to FILE,
                                    also while deerflow serve runs
@@ -74,7 +79,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
 		return 0
-	case "serve", "chat", "check", "doctor", "backup":
+	case "serve", "chat", "check", "doctor", "backup", "agents":
 	default:
 		fmt.Fprintf(stderr, "deerflow: unknown command %q\n\n%s", cmd, usage)
 		return 2
@@ -94,9 +99,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	switch cmd {
 	case "doctor":
-		return runDoctor(cfg.DBPath(), a.repair, stdout, stderr)
+		return doctor.Run(cfg.DBPath(), a.repair, stdout, stderr)
 	case "backup":
-		return backup(cfg.DBPath(), a.file, stdout, stderr)
+		return doctor.BackupCLI(cfg.DBPath(), a.file, stdout, stderr)
+	case "agents":
+		return agentsCLI(cfg, a.rest, stdout, stderr)
 	case "check":
 		code := check(cfg, used, stdout)
 		if a.probe {
@@ -122,9 +129,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // args is a command line's flags and argument.
 type args struct {
 	config string
-	repair bool   // doctor --repair
-	probe  bool   // check --probe-models
-	file   string // backup FILE
+	rest   []string // agents: its verb and name
+	repair bool     // doctor --repair
+	probe  bool     // check --probe-models
+	file   string   // backup FILE
 }
 
 // parseArgs parses a command's flags; backup takes one argument, the
@@ -134,6 +142,13 @@ func parseArgs(cmd string, rest []string, stderr io.Writer) (args, bool) {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&a.config, "config", "", "configuration file (default ./config.yaml if present)")
+	if cmd == "agents" {
+		if err := fs.Parse(rest); err != nil {
+			return a, false
+		}
+		a.rest = fs.Args()
+		return a, true
+	}
 	if cmd == "doctor" {
 		fs.BoolVar(&a.repair, "repair", false, "keep the database as a dated backup and write a new one holding everything still readable")
 	}

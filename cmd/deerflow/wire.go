@@ -33,6 +33,7 @@ func (a *app) wire() error {
 	if err := a.wireTools(models); err != nil { // needs the sandbox
 		return err
 	}
+	a.wireAgents(models)                        // needs the tools and skills
 	if err := a.wireAgent(models); err != nil { // needs the tools, subagents and skills
 		return err
 	}
@@ -125,7 +126,12 @@ func (a *app) wireAgent(models []agent.ModelRef) error {
 	p := prompt(cfg, a.sandbox)
 	p.SetSection(agent.SectionSubagents, a.subagents.PromptSection())
 	sk := a.skills
-	p.SetSection(agent.SectionSkills, func(context.Context, *agent.Input) string { return sk.PromptSection() })
+	p.SetSection(agent.SectionSkills, func(_ context.Context, in *agent.Input) string {
+		if in.Persona != nil {
+			return sk.PromptSectionOf(in.Persona.Skills)
+		}
+		return sk.PromptSection()
+	})
 	opts := agent.Options{
 		Store:            a.store,
 		Metrics:          a.metrics,
@@ -154,7 +160,8 @@ func (a *app) wireAgent(models []agent.ModelRef) error {
 		}
 		mem := a.memory
 		opts.OnAnswer = func(tx *store.Tx, in *agent.Input, answer string) error {
-			return mem.Record(tx, in.UserID, in.ChatKey, in.ThreadID, in.RunID, in.Text, answer)
+			user, chat := memoryKeys(in)
+			return mem.Record(tx, user, chat, in.ThreadID, in.RunID, in.Text, answer)
 		}
 		p.SetSection(agent.SectionMemory, agent.Static(memory.PromptSection))
 	}
@@ -214,6 +221,7 @@ func (a *app) wireRouter() error {
 		SaveUpload:  a.newIntake(),
 		UploadsNote: sandbox.UploadsNote,
 		Skills:      a.skills,
+		Agents:      a.agents,
 		Reopen:      sb.Reopen,
 		Health:      a.health,
 	}

@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"errors"
@@ -10,18 +10,18 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/store"
-	"github.com/deerflow/deerflow/store/doctor"
 )
 
-// runDoctor checks the database at path and prints what is damaged; with
-// repair, it then salvages it. It returns the exit code: 0 when the
-// database is (now) sound, 1 when it is damaged or could not be checked.
-func runDoctor(path string, repair bool, stdout, stderr io.Writer) int {
+// Run is `deerflow doctor`: it checks the database at path and prints
+// what is damaged; with repair, it then salvages it. It returns the exit
+// code: 0 when the database is (now) sound, 1 when it is damaged or could
+// not be checked.
+func Run(path string, repair bool, stdout, stderr io.Writer) int {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(stdout, "No database at %s: nothing to check.\n", path)
 		return 0
 	}
-	r, err := doctor.Check(path)
+	r, err := Check(path)
 	if errors.Is(err, store.ErrLocked) {
 		if repair {
 			fmt.Fprintf(stderr, "deerflow doctor: deerflow is running on %s; stop it before --repair\n", path)
@@ -51,17 +51,17 @@ func runDoctor(path string, repair bool, stdout, stderr io.Writer) int {
 }
 
 // checkCopy checks a consistent copy of a database in use.
-func checkCopy(path string) (*doctor.Report, error) {
+func checkCopy(path string) (*Report, error) {
 	dir, err := os.MkdirTemp(filepath.Dir(path), "doctor")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	cp := filepath.Join(dir, store.FileName)
-	if err := doctor.Backup(path, cp); err != nil {
+	if err := Backup(path, cp); err != nil {
 		return nil, err
 	}
-	return doctor.Check(cp)
+	return Check(cp)
 }
 
 // repairDB salvages the database at path into a new file, checks it, and
@@ -73,11 +73,11 @@ func repairDB(path string, stdout, stderr io.Writer) int {
 	}
 	tmp := path + ".repair"
 	os.Remove(tmp) // a previous attempt's
-	lost, err := doctor.Salvage(path, tmp)
+	lost, err := Salvage(path, tmp)
 	if err != nil {
 		return fail(err)
 	}
-	r, err := doctor.Check(tmp)
+	r, err := Check(tmp)
 	if err == nil && len(r.Problems) > 0 {
 		err = fmt.Errorf("the salvaged copy still has damage: %s", r.Problems[0])
 	}
@@ -106,14 +106,15 @@ func repairDB(path string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// backup writes a consistent copy of the database at path to out, while
-// deerflow runs or not, and checks the copy.
-func backup(path, out string, stdout, stderr io.Writer) int {
-	if err := doctor.Backup(path, out); err != nil {
+// BackupCLI is `deerflow backup`: it writes a consistent copy of the
+// database at path to out, while deerflow runs or not, and checks the
+// copy.
+func BackupCLI(path, out string, stdout, stderr io.Writer) int {
+	if err := Backup(path, out); err != nil {
 		fmt.Fprintf(stderr, "deerflow backup: %v\n", err)
 		return 1
 	}
-	r, err := doctor.Check(out)
+	r, err := Check(out)
 	if err != nil {
 		fmt.Fprintf(stderr, "deerflow backup: wrote %s, but it cannot be read back: %v\n", out, err)
 		return 1
