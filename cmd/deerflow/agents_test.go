@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -79,9 +82,15 @@ func TestAgentSwitchSurvivesRestartAndNew(t *testing.T) {
 	dir := t.TempDir()
 	run := startTelegram(t, tg, model, dir, withAgents)
 	tg.PushMessage(faketelegram.Private(bob, "/agent"))
-	waitMessage(t, tg, bob.ID, "Agent: coder (this bot's agent)")
-	waitMessage(t, tg, bob.ID, "• researcher — Digs deep")
-	tg.PushMessage(faketelegram.Private(bob, "/agent researcher"))
+	list := waitMessage(t, tg, bob.ID, "• researcher — Digs deep")
+	if !strings.Contains(list.PlainText, "Agent: coder (this bot's agent)") {
+		t.Errorf("/agent said:\n%s", list.PlainText)
+	}
+	kb := tg.Keyboard(bob.ID, list.MessageID)
+	if diff := cmp.Diff([]string{"default", "✓ coder", "researcher"}, buttonTexts(kb)); diff != "" {
+		t.Errorf("/agent's buttons (-want +got):\n%s", diff)
+	}
+	pressAndWait(t, tg, bob, bob.ID, list.MessageID, kb[len(kb)-1][len(kb[len(kb)-1])-1].CallbackData)
 	waitMessage(t, tg, bob.ID, "now answered by researcher")
 	tg.PushMessage(faketelegram.Private(bob, "one"))
 	run.waitFinal(tg, bob.ID, "soul: Researcher / one")
@@ -164,4 +173,52 @@ func TestTwoBotsTwoAgents(t *testing.T) {
 	}
 	support.PushMessage(faketelegram.Private(ann, "/status"))
 	waitMessage(t, support, ann.ID, "Agent: researcher (this bot's agent)")
+}
+
+// TestAPIAgents: GET /api/agents lists the agents; a run naming one (as
+// agent, or LangGraph's assistant_id) answers as it; an unknown name is
+// refused with 404 before anything runs.
+func TestAPIAgents(t *testing.T) {
+	model := fakeopenai.New(t)
+	model.Handle(echoSoul)
+	addr := freeAddr(t)
+	cfg := testConfig(t, model, t.TempDir())
+	withAgents(cfg)
+	cfg.Channels.Telegram = config.Telegram{}
+	cfg.HTTP = config.HTTP{Listen: addr, APIToken: apiToken}
+	cfg.Shutdown.GraceSeconds = 0
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, cfg, io.Discard) }()
+	defer func() { cancel(); <-served }()
+	waitHealth(t, addr, "200", func(code int, _ health) bool { return code == 200 })
+	c := apiClient{t: t, base: "http://" + addr}
+
+	var list struct {
+		Agents []struct{ Name, Source, Model string }
+	}
+	c.call("GET", "/api/agents", nil, http.StatusOK, &list)
+	if len(list.Agents) != 2 || list.Agents[0].Name != "coder" || list.Agents[0].Source != "config" || list.Agents[0].Model != "big" {
+		t.Errorf("agents = %+v", list.Agents)
+	}
+	id := c.thread()
+	for _, body := range []map[string]any{{"input": "hi", "agent": "coder"}, {"input": "hi", "assistant_id": "researcher"}, {"input": "hi", "assistant_id": "lead_agent"}} {
+		var r apiRun
+		c.call("POST", "/api/threads/"+id+"/runs", body, http.StatusAccepted, &r)
+		evs := c.stream(id, r.RunID).rest()
+		ended(t, evs, "success")
+		if a := answerOf(t, evs); !strings.HasPrefix(a, "soul: ") {
+			t.Errorf("%v answered %q", body, a)
+		}
+	}
+	var souls []string
+	for _, r := range model.Requests() {
+		souls = append(souls, soulOf(r))
+	}
+	if diff := cmp.Diff([]string{"Coder", "Researcher", "built-in"}, souls); diff != "" {
+		t.Errorf("souls (-want +got):\n%s", diff)
+	}
+	if code, body := c.do("POST", "/api/threads/"+id+"/runs", map[string]any{"input": "hi", "agent": "ghost"}); code != http.StatusNotFound || !strings.Contains(string(body), "unknown_agent") {
+		t.Errorf("unknown agent: %d %s", code, body)
+	}
 }

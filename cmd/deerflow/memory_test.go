@@ -169,3 +169,51 @@ func TestMemoryFlushedOnShutdown(t *testing.T) {
 		t.Errorf("/memory after restart = %q", m.PlainText)
 	}
 }
+
+// TestOwnMemoryAgent: an agent with its own memory neither sees nor
+// changes the person's shared facts, and the shared agent never sees the
+// own agent's; /memory shows the facts of the conversation's agent.
+func TestOwnMemoryAgent(t *testing.T) {
+	tg, model := newTelegram(t), newMemoryModel(t)
+	run := startTelegram(t, tg, model.Server, t.TempDir(), withMemory(1), func(c *config.Config) {
+		c.Agents = []config.AgentDef{
+			{Name: "coder", Soul: "You are Coder.", Memory: "own"},
+			{Name: "helper", Soul: "You are Helper.", Memory: "shared"},
+		}
+		c.Channels.Telegram.Agent = "helper"
+	})
+	say := func(text string) string {
+		t.Helper()
+		tg.PushMessage(faketelegram.Private(ann, text))
+		run.waitFinal(tg, ann.ID, "ok: "+text)
+		return model.lastLead().Last().Content
+	}
+	switchTo := func(name, says string) {
+		t.Helper()
+		tg.PushMessage(faketelegram.Private(ann, "/agent "+name))
+		waitMessage(t, tg, ann.ID, says)
+	}
+	say("I am vegetarian")
+	learnt(t, run, model, 1)
+	switchTo("coder", "now answered by coder")
+	if seen := say("I like Go"); strings.Contains(seen, "vegetarian") {
+		t.Errorf("the own-memory agent saw the shared facts: %q", seen)
+	}
+	learnt(t, run, model, 2)
+	switchTo("default", "back with helper")
+	seen := say("suggest a dinner")
+	if !strings.Contains(seen, "Said: I am vegetarian") || strings.Contains(seen, "I like Go") {
+		t.Errorf("the shared agent saw: %q", seen)
+	}
+	learnt(t, run, model, 3)
+	switchTo("coder", "now answered by coder")
+	seen = say("next")
+	if !strings.Contains(seen, "Said: I like Go") || strings.Contains(seen, "vegetarian") || strings.Contains(seen, "dinner") {
+		t.Errorf("the own-memory agent saw: %q", seen)
+	}
+	tg.PushMessage(faketelegram.Private(ann, "/memory"))
+	m := waitMessage(t, tg, ann.ID, "What I remember about you")
+	if !strings.Contains(m.PlainText, "Said: I like Go") || strings.Contains(m.PlainText, "vegetarian") {
+		t.Errorf("/memory with coder = %q", m.PlainText)
+	}
+}
