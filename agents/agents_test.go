@@ -9,18 +9,9 @@ import (
 
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/config"
+	"github.com/deerflow/deerflow/internal/testutil"
 	"github.com/deerflow/deerflow/store"
 )
-
-func openStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "deerflow.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 func registry(t *testing.T, st *store.Store) *Registry {
 	return New(Options{
@@ -87,7 +78,7 @@ func TestWhoAnswers(t *testing.T) {
 // TestPersonaTools: an agent's exact tool list, its MCP servers, and
 // setup_agent for admins only, whatever the agent.
 func TestPersonaTools(t *testing.T) {
-	r := registry(t, openStore(t))
+	r := registry(t, testutil.Store(t))
 	admin := &bus.Inbound{Channel: "telegram", ChatID: "5", UserID: "5", UserName: "Ann"}
 	user := &bus.Inbound{Channel: "telegram", ChatID: "6", UserID: "6", UserName: "bob"}
 	group := &bus.Inbound{Channel: "telegram", ChatID: "-100", UserID: "42"}
@@ -127,7 +118,7 @@ func TestPersonaTools(t *testing.T) {
 // the config's, updated in place, and deleted; config agents can't be
 // changed from a chat.
 func TestSetupAgent(t *testing.T) {
-	r := registry(t, openStore(t))
+	r := registry(t, testutil.Store(t))
 	bad := []struct {
 		d    Def
 		says string

@@ -7,70 +7,29 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/deerflow/deerflow/documents/doc"
+	"github.com/deerflow/deerflow/documents/internal/doctest"
 )
 
 // wNS is the WordprocessingML namespace.
 const wNS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
-// convertFile runs the converter of format f on the file at path with lim
-// (defaults filled in), as Convert would.
+// The shared helpers, under the names these tests use.
 func convertFile(t *testing.T, f Format, path string, lim Limits) (*Doc, error) {
-	t.Helper()
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := converters[f](context.Background(), path, st.Size(), lim.WithDefaults())
-	if err == nil && !utf8.ValidString(doc.Markdown) {
-		t.Errorf("%s: Markdown is not valid UTF-8", path)
-	}
-	return doc, err
+	return doctest.Convert(t, converters[f], path, lim)
 }
 
-// writeTemp writes data to a file called name in a fresh directory.
 func writeTemp(t *testing.T, name string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return doctest.WriteTemp(t, name, data)
 }
 
-// makeZip builds a zip of the given parts (name -> content), in order.
-func makeZip(t *testing.T, parts ...[2]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, p := range parts {
-		w, err := zw.Create(p[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(p[1])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
+func makeZip(t *testing.T, parts ...[2]string) []byte { return doctest.Zip(t, parts...) }
 
-// wantErr checks that err wraps want.
-func wantErr(t *testing.T, what string, err, want error) {
-	t.Helper()
-	if !errors.Is(err, want) {
-		t.Errorf("%s: error %v, want %v", what, err, want)
-	}
-}
+func wantErr(t *testing.T, what string, err, want error) { doctest.WantErr(t, what, err, want) }
 
 func TestZipBombRefused(t *testing.T) {
 	bomb := makeZip(t, [2]string{"word/document.xml", strings.Repeat(" ", 2<<20)})
