@@ -14,6 +14,8 @@ func convertFile(t *testing.T, f doc.Format, path string, lim doc.Limits) (*doc.
 	return doctest.Convert(t, converters[f], path, lim)
 }
 
-func writeTemp(t *testing.T, name string, data []byte) string { return doctest.WriteTemp(t, name, data) }
+func writeTemp(t *testing.T, name string, data []byte) string {
+	return doctest.WriteTemp(t, name, data)
+}
 
 func makeZip(t *testing.T, parts ...[2]string) []byte { return doctest.Zip(t, parts...) }
