@@ -135,6 +135,19 @@ subagents:
 			`config.yaml:3: log.format: must be "text" or "json"`}},
 		{"http listen", "http:\n  listen: 9090", []string{`config.yaml:2: http.listen: must be host:port, e.g. 127.0.0.1:9090`}},
 		{"http listen port", "http:\n  listen: localhost:http", []string{`config.yaml:2: http.listen: must be host:port, e.g. 127.0.0.1:9090`}},
+		{"agents", `agents:
+  - {name: Coder}
+  - {name: ok, model: huge, mcp_servers: [docs], memory: forever}
+  - {name: ok}
+`, []string{
+			`config.yaml:2: agents[0].name: must be 1 to 32 of a-z, 0-9 and -, got "Coder"`,
+			`config.yaml:3: agents[1].model: agent "ok": no model named "huge" in models`,
+			`config.yaml:3: agents[1].mcp_servers[0]: agent "ok": no MCP server named "docs" in mcp.servers`,
+			`config.yaml:3: agents[1].memory: must be "shared" or "own"`,
+			`config.yaml:4: agents[2].name: duplicate agent name "ok"`}},
+		{"transcription", "transcription:\n  model: whisper-1\n  base_url: nope\nuploads:\n  convert: {max_mb: 5000}", []string{
+			`config.yaml:5: uploads.convert.max_mb: must be between 1 and 2048, got 5000`,
+			`config.yaml:3: transcription.base_url: must be an http(s) URL`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { checkErrors(t, tt.yml, tt.want) })
