@@ -78,8 +78,11 @@ type Options struct {
 	// a run the one it names; nil: only the built-in agent.
 	Agents  func() []AgentJSON
 	Persona func(name string) (*agent.Persona, bool)
-	Logger  *slog.Logger
-	Now     func() time.Time
+	// Routes, when set, adds more routes under /api (DeerFlow's gateway
+	// routes); they are served behind the same token check.
+	Routes func(mux *http.ServeMux)
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Server serves the API. It is safe for concurrent use.
@@ -137,6 +140,9 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/threads/{id}/files/{name}", s.file)
 	s.mux.HandleFunc("GET /api/agents", s.listAgents)
 	s.scheduleRoutes()
+	if o.Routes != nil {
+		o.Routes(s.mux)
+	}
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, "not_found", "There is no such API route: "+r.Method+" "+r.URL.Path+".")
 	})
