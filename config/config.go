@@ -5,7 +5,11 @@
 // outside tools (see config.yaml.example): add keys freely, never rename.
 package config
 
-import "path/filepath"
+import (
+	"path/filepath"
+
+	"github.com/deerflow/deerflow/internal/yamlstruct"
+)
 
 // Config is the whole configuration file.
 type Config struct {
@@ -58,7 +62,7 @@ func (c *Config) File() string {
 	if c.src == nil {
 		return ""
 	}
-	return c.src.file
+	return c.src.File
 }
 
 // DBPath is the bbolt file under DataDir.
@@ -137,9 +141,9 @@ func (t Thinking) Mode() string {
 	return ""
 }
 
-// setScalar reads the switch form: on, off, true, false (yes, no).
-func (t *Thinking) setScalar(s string) bool {
-	b, ok := parseBool(s)
+// SetScalar reads the switch form: on, off, true, false (yes, no).
+func (t *Thinking) SetScalar(s string) bool {
+	b, ok := yamlstruct.ParseBool(s)
 	if ok {
 		t.Enabled = &b
 	}

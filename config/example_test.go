@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/deerflow/deerflow/internal/yamlstruct"
 )
 
 const examplePath = "../config.yaml.example"
@@ -72,7 +74,7 @@ func TestExampleCoversEveryKey(t *testing.T) {
 	}
 	written := map[string]bool{}
 	index := regexp.MustCompile(`\[\d+\]`)
-	for p := range c.src.lines {
+	for p := range c.src.Lines {
 		written[index.ReplaceAllString(p, "[]")] = true
 	}
 	var missing []string
@@ -99,8 +101,8 @@ var notKeys = map[string]bool{
 // keyPaths lists every yaml key path of a struct type, with [] for list items.
 func keyPaths(t reflect.Type, prefix string) []string {
 	var out []string
-	for name, i := range fieldsOf(t) {
-		p := joinKey(prefix, name)
+	for name, i := range yamlstruct.FieldsOf(t) {
+		p := yamlstruct.JoinKey(prefix, name)
 		if notKeys[p] {
 			continue
 		}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/deerflow/deerflow/internal/yamlstruct"
 )
 
 // DefaultPath is the file read when no --config flag is given, if present.
@@ -20,37 +22,11 @@ const DefaultPath = "config.yaml"
 // return every problem at once, as an errors.Join of *Error values (use
 // errors.As on each, or just print the joined error: one problem a line).
 // Msg never contains the value of a token, key or secret.
-type Error struct {
-	File string // as given to Load or Parse; "" when unknown
-	Line int    // 1-based; 0 when unknown (e.g. a default or a missing key)
-	Key  string // key path such as "models[1].name"; "" when Msg names it
-	Msg  string
-}
+type Error = yamlstruct.Error
 
-func (e *Error) Error() string {
-	var b bytes.Buffer
-	switch {
-	case e.File != "" && e.Line > 0:
-		fmt.Fprintf(&b, "%s:%d: ", e.File, e.Line)
-	case e.File != "":
-		b.WriteString(e.File + ": ")
-	case e.Line > 0:
-		fmt.Fprintf(&b, "line %d: ", e.Line)
-	}
-	if e.Key != "" {
-		b.WriteString(e.Key + ": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
-
-// source remembers where a Config came from, so Validate can cite lines and
-// defaults can tell an explicit false from an absent key.
-type source struct {
-	file  string
-	lines map[string]int  // key path → line of the key (or list item)
-	given map[string]bool // key path → a non-empty value was written
-}
+// source remembers where a Config came from, so Validate can cite lines
+// and defaults can tell an explicit false from an absent key.
+type source = yamlstruct.Source
 
 // Resolve implements the --config contract shared by serve, chat and check:
 // a flagPath that is not "" must name a readable file; otherwise
@@ -113,13 +89,11 @@ func parse(data []byte, name string, lookup lookupFunc) (*Config, error) {
 	if err := dec.Decode(&extra); err != io.EOF {
 		return nil, &Error{File: name, Line: extra.Line, Msg: "only one YAML document is allowed"}
 	}
-	c := &Config{src: &source{file: name, lines: map[string]int{}, given: map[string]bool{}}}
-	d := &decoder{src: c.src, lookup: lookup}
+	c := &Config{src: yamlstruct.NewSource(name)}
 	if len(root.Content) > 0 {
-		d.value(root.Content[0], reflect.ValueOf(c).Elem(), "")
-	}
-	if len(d.errs) > 0 {
-		return nil, errors.Join(d.errs...)
+		if errs := yamlstruct.Decode(root.Content[0], reflect.ValueOf(c).Elem(), c.src, lookup); len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
 	}
 	c.applyDefaults(lookup)
 	return c, nil
@@ -138,7 +112,7 @@ func (c *Config) line(path string) int {
 		return 0
 	}
 	for p := path; p != ""; p = parentKey(p) {
-		if l, ok := c.src.lines[p]; ok {
+		if l, ok := c.src.Lines[p]; ok {
 			return l
 		}
 	}
@@ -146,7 +120,7 @@ func (c *Config) line(path string) int {
 }
 
 // given reports whether key path was written with a non-empty value.
-func (c *Config) given(path string) bool { return c.src != nil && c.src.given[path] }
+func (c *Config) given(path string) bool { return c.src != nil && c.src.Given[path] }
 
 func parentKey(p string) string {
 	for i := len(p) - 1; i >= 0; i-- {

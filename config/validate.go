@@ -41,7 +41,7 @@ type validator struct {
 func (v *validator) fail(key, format string, args ...any) {
 	e := &Error{Line: v.c.line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
 	if v.c.src != nil {
-		e.File = v.c.src.file
+		e.File = v.c.src.File
 	}
 	v.errs = append(v.errs, e)
 }

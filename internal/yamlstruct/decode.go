@@ -1,4 +1,10 @@
-package config
+// Package yamlstruct fills a struct from a YAML node tree by reflection
+// over its yaml tags, the way the config file is read: every error with a
+// key path and a line, unknown keys refused, the keys written recorded,
+// environment variables expanded in each scalar after parsing.
+//
+// It imports internal/envvar.
+package yamlstruct
 
 import (
 	"fmt"
@@ -7,8 +13,57 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/deerflow/deerflow/internal/envvar"
+
 	"go.yaml.in/yaml/v3"
 )
+
+// Error is one problem with a document: where, which key, what.
+type Error struct {
+	File string // as given; "" when unknown
+	Line int    // 1-based; 0 when unknown (e.g. a default or a missing key)
+	Key  string // key path such as "models[1].name"; "" when Msg names it
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	switch {
+	case e.File != "" && e.Line > 0:
+		fmt.Fprintf(&b, "%s:%d: ", e.File, e.Line)
+	case e.File != "":
+		b.WriteString(e.File + ": ")
+	case e.Line > 0:
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Source remembers where a value came from, so validation can cite lines
+// and defaults can tell an explicit false from an absent key.
+type Source struct {
+	File  string
+	Lines map[string]int  // key path → line of the key (or list item)
+	Given map[string]bool // key path → a non-empty value was written
+}
+
+// NewSource returns an empty Source for the file called file.
+func NewSource(file string) *Source {
+	return &Source{File: file, Lines: map[string]int{}, Given: map[string]bool{}}
+}
+
+// Decode fills v (a struct, addressable) from node, recording keys and
+// lines in src and expanding environment references with lookup; it
+// returns every problem found.
+func Decode(node *yaml.Node, v reflect.Value, src *Source, lookup envvar.Lookup) []error {
+	d := &decoder{src: src, lookup: lookup}
+	d.value(node, v, "")
+	return d.errs
+}
 
 // decoder fills a Config from a YAML node tree by reflection over the yaml
 // struct tags. Doing it by hand, rather than with yaml's own decoder, gives
@@ -16,8 +71,8 @@ import (
 // keys were written (so a default of true never overrides an explicit
 // false), and expands environment variables in each scalar after parsing.
 type decoder struct {
-	src     *source
-	lookup  lookupFunc
+	src     *Source
+	lookup  envvar.Lookup
 	errs    []error
 	merging map[*yaml.Node]bool // mappings being merged, to stop a << cycle
 	steps   int                 // bounds alias and merge blow-up
@@ -39,7 +94,7 @@ func (d *decoder) step(n *yaml.Node, path string) bool {
 type pair struct{ key, val *yaml.Node }
 
 func (d *decoder) fail(line int, key, format string, args ...any) {
-	d.errs = append(d.errs, &Error{File: d.src.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
+	d.errs = append(d.errs, &Error{File: d.src.File, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
 }
 
 // value decodes n into v. A YAML null (~, null or nothing) leaves v as is,
@@ -54,7 +109,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 	if !d.step(n, path) {
 		return
 	}
-	if sv, ok := scalarFormOf(v); ok && n.Kind == yaml.ScalarNode {
+	if sv, ok := ScalarFormOf(v); ok && n.Kind == yaml.ScalarNode {
 		d.switchScalar(n, sv, path)
 		return
 	}
@@ -84,11 +139,11 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
 		d.fail(n.Line, path, "expected a mapping, got %s", describe(n))
 		return
 	}
-	d.src.given[path] = true
-	fields := fieldsOf(v.Type())
+	d.src.Given[path] = true
+	fields := FieldsOf(v.Type())
 	for _, p := range d.pairs(n, path) {
 		name := p.key.Value
-		child := joinKey(path, name)
+		child := JoinKey(path, name)
 		i, ok := fields[name]
 		if !ok {
 			if path == "" && strings.HasPrefix(name, "x-") {
@@ -97,7 +152,7 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
 			d.fail(p.key.Line, "", "unknown key %q", child)
 			continue
 		}
-		d.src.lines[child] = p.key.Line
+		d.src.Lines[child] = p.key.Line
 		d.value(p.val, v.Field(i), child)
 	}
 }
@@ -106,7 +161,7 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
 // comma-separated list, so `allowed_users: $TELEGRAM_ALLOWED_USERS` works.
 func (d *decoder) list(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind == yaml.ScalarNode && v.Type().Elem().Kind() == reflect.String {
-		s, err := expand(n.Value, d.lookup)
+		s, err := envvar.Expand(n.Value, d.lookup)
 		if err != nil {
 			d.fail(n.Line, path, "%v", err)
 			return
@@ -118,21 +173,21 @@ func (d *decoder) list(n *yaml.Node, v reflect.Value, path string) {
 			}
 		}
 		v.Set(reflect.ValueOf(items).Convert(v.Type()))
-		d.src.given[path] = len(items) > 0
+		d.src.Given[path] = len(items) > 0
 		return
 	}
 	if n.Kind != yaml.SequenceNode {
 		d.fail(n.Line, path, "expected a list, got %s", describe(n))
 		return
 	}
-	d.src.given[path] = true
+	d.src.Given[path] = true
 	if len(n.Content) == 0 {
 		return // [] leaves the list nil, the same as no key
 	}
 	out := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 	for i, item := range n.Content {
 		p := fmt.Sprintf("%s[%d]", path, i)
-		d.src.lines[p] = item.Line
+		d.src.Lines[p] = item.Line
 		d.value(item, out.Index(i), p)
 	}
 	v.Set(out)
@@ -144,12 +199,12 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 		d.fail(n.Line, path, "expected a mapping, got %s", describe(n))
 		return
 	}
-	d.src.given[path] = true
+	d.src.Given[path] = true
 	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
 	for _, p := range d.pairs(n, path) {
 		e := reflect.New(v.Type().Elem()).Elem()
-		k := joinKey(path, p.key.Value)
-		d.src.lines[k] = p.key.Line
+		k := JoinKey(path, p.key.Value)
+		d.src.Lines[k] = p.key.Line
 		d.value(p.val, e, k)
 		m.SetMapIndex(reflect.ValueOf(p.key.Value), e)
 	}
@@ -164,14 +219,14 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string) bool {
 		d.fail(n.Line, path, "expected %s, got %s", want(v.Kind()), describe(n))
 		return false
 	}
-	s, err := expand(n.Value, d.lookup)
+	s, err := envvar.Expand(n.Value, d.lookup)
 	if err != nil {
 		d.fail(n.Line, path, "%v", err)
 		return false
 	}
 	if v.Kind() == reflect.String {
 		v.SetString(s)
-		d.src.given[path] = true
+		d.src.Given[path] = true
 		return true
 	}
 	if s = strings.TrimSpace(s); s == "" {
@@ -181,7 +236,7 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string) bool {
 	switch v.Kind() {
 	case reflect.Bool:
 		var b bool
-		if b, ok = parseBool(s); ok {
+		if b, ok = ParseBool(s); ok {
 			v.SetBool(b)
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -204,28 +259,29 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string) bool {
 		d.fail(n.Line, path, "expected %s, got %s", want(v.Kind()), valueLength(s))
 		return false
 	}
-	d.src.given[path] = true
+	d.src.Given[path] = true
 	return true
 }
 
-// scalarForm is a struct that may also be written as one scalar, such as
-// `thinking: on` for `thinking: {enabled: true}`.
-type scalarForm interface {
-	setScalar(s string) bool
+// ScalarForm is a struct that may also be written as one scalar, such as
+// `thinking: on` for `thinking: {enabled: true}`: SetScalar takes the
+// switch (on, off, true, false) and reports whether it was one.
+type ScalarForm interface {
+	SetScalar(s string) bool
 }
 
-func scalarFormOf(v reflect.Value) (scalarForm, bool) {
+func ScalarFormOf(v reflect.Value) (ScalarForm, bool) {
 	if !v.CanAddr() {
 		return nil, false
 	}
-	sv, ok := v.Addr().Interface().(scalarForm)
+	sv, ok := v.Addr().Interface().(ScalarForm)
 	return sv, ok
 }
 
 // switchScalar decodes the one-scalar form of a struct, which is a switch:
 // on, off, true or false. An empty result (an unset variable) is absent.
-func (d *decoder) switchScalar(n *yaml.Node, sv scalarForm, path string) {
-	s, err := expand(n.Value, d.lookup)
+func (d *decoder) switchScalar(n *yaml.Node, sv ScalarForm, path string) {
+	s, err := envvar.Expand(n.Value, d.lookup)
 	if err != nil {
 		d.fail(n.Line, path, "%v", err)
 		return
@@ -233,11 +289,11 @@ func (d *decoder) switchScalar(n *yaml.Node, sv scalarForm, path string) {
 	if s = strings.TrimSpace(s); s == "" {
 		return
 	}
-	if !sv.setScalar(s) {
+	if !sv.SetScalar(s) {
 		d.fail(n.Line, path, "expected on, off, true, false or a mapping, got %s", valueLength(s))
 		return
 	}
-	d.src.given[path] = true
+	d.src.Given[path] = true
 }
 
 // pairs returns a mapping's key/value pairs with YAML merge keys (<<)
@@ -253,7 +309,7 @@ func (d *decoder) pairs(n *yaml.Node, path string) []pair {
 		case k.Tag == "!!merge":
 			merged = append(merged, d.mergeSources(val, path)...)
 		case seen[k.Value]:
-			d.fail(k.Line, "", "duplicate key %q", joinKey(path, k.Value))
+			d.fail(k.Line, "", "duplicate key %q", JoinKey(path, k.Value))
 		default:
 			seen[k.Value] = true
 			own = append(own, pair{k, val})
@@ -298,8 +354,8 @@ func (d *decoder) mergeSources(n *yaml.Node, path string) []pair {
 	return nil
 }
 
-// fieldsOf maps a struct type's yaml key names to field indexes.
-func fieldsOf(t reflect.Type) map[string]int {
+// FieldsOf maps a struct type's yaml key names to field indexes.
+func FieldsOf(t reflect.Type) map[string]int {
 	m := make(map[string]int, t.NumField())
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -311,7 +367,8 @@ func fieldsOf(t reflect.Type) map[string]int {
 	return m
 }
 
-func parseBool(s string) (bool, bool) {
+// ParseBool reads a YAML switch: true, yes, on, false, no, off.
+func ParseBool(s string) (bool, bool) {
 	switch strings.ToLower(s) {
 	case "true", "yes", "on":
 		return true, true
@@ -368,7 +425,8 @@ func valueLength(s string) string {
 	return fmt.Sprintf("a value of %d characters", utf8.RuneCountInString(s))
 }
 
-func joinKey(path, name string) string {
+// JoinKey is the key path of name under path ("a.b").
+func JoinKey(path, name string) string {
 	if path == "" {
 		return name
 	}

@@ -1,9 +1,11 @@
-package config
+package yamlstruct
 
 import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/deerflow/deerflow/internal/envvar"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -17,8 +19,8 @@ func (d *decoder) anyValue(n *yaml.Node, path string) any {
 	case yaml.MappingNode:
 		m := map[string]any{}
 		for _, p := range d.pairs(n, path) {
-			k := joinKey(path, p.key.Value)
-			d.src.lines[k] = p.key.Line
+			k := JoinKey(path, p.key.Value)
+			d.src.Lines[k] = p.key.Line
 			if val := d.nested(p.val, k); val != nil {
 				m[p.key.Value] = val
 			}
@@ -31,7 +33,7 @@ func (d *decoder) anyValue(n *yaml.Node, path string) any {
 		}
 		return list
 	}
-	s, err := expand(n.Value, d.lookup)
+	s, err := envvar.Expand(n.Value, d.lookup)
 	if err != nil {
 		d.fail(n.Line, path, "%v", err)
 		return nil
