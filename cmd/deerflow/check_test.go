@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/deerflow/deerflow/config"
+	"github.com/deerflow/deerflow/documents"
 )
 
 // deerflow check prints a model's base_url without the credentials in it.
@@ -71,5 +72,39 @@ func TestCheckPrintsScheduler(t *testing.T) {
 		if !strings.Contains(out.String(), tt.want) {
 			t.Errorf("check output lacks %q:\n%s", tt.want, out.String())
 		}
+	}
+}
+
+// deerflow check says how uploads are converted and whether voice is on,
+// lists the agents and which bot answers as which, and refuses a binding
+// to an agent that does not exist, naming the key.
+func TestCheckPrintsUploadsVoiceAndAgents(t *testing.T) {
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.Skills.Path = t.TempDir()
+	cfg.Transcription = config.Transcription{Model: "whisper-1", BaseURL: "https://user:pw@stt.example/v1", APIKey: "sk-secret", TimeoutSeconds: 120, MaxMB: 25}
+	cfg.Agents = []config.AgentDef{{Name: "coder", Description: "Writes code", Memory: "own"}}
+	cfg.Channels.Telegram.Enabled, cfg.Channels.Telegram.BotToken, cfg.Channels.Telegram.Agent = true, "1:x", "coder"
+	var out strings.Builder
+	if code := check(cfg, "", &out); code != 0 {
+		t.Fatalf("check: exit %d:\n%s", code, out.String())
+	}
+	for _, want := range []string{
+		"PDF, Word, Excel, PowerPoint, CSV and HTML converted to Markdown (PDF with " + documents.PDFExtractor() + "), up to 50 MB and 60 s per file",
+		"transcribed by whisper-1 at https://user:***@stt.example/v1, with an API key",
+		"coder: Writes code; the default model, own memory",
+		"telegram answers as coder",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("check output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "sk-secret") || strings.Contains(out.String(), ":pw@") {
+		t.Errorf("check showed a secret:\n%s", out.String())
+	}
+	cfg.Channels.Telegram.ChatAgents = map[string]string{"-5": "ghost"}
+	out.Reset()
+	if code := check(cfg, "", &out); code != 1 || !strings.Contains(out.String(), `channels.telegram.chat_agents.-5: no agent called "ghost" in agents`) {
+		t.Errorf("check with a binding to no agent: exit %d:\n%s", code, out.String())
 	}
 }
