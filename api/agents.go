@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/deerflow/deerflow/api/lgwire"
 )
 
 // AgentJSON is a named agent as GET /api/agents shows it.
@@ -32,12 +34,13 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 // builtInAssistants are the names LangGraph clients send for "the" agent.
 var builtInAssistants = map[string]bool{"": true, "agent": true, "lead_agent": true, "default": true}
 
-// agentOf is the agent a run's body names (agent, else assistant_id);
-// false when the client was told it does not exist.
-func (s *Server) agentOf(w http.ResponseWriter, req *createRunReq) (string, bool) {
-	name := strings.TrimSpace(req.Agent)
-	if name == "" {
-		name = strings.TrimSpace(req.AssistantID)
+// agentOf is the agent a run's body names (context or configurable
+// agent_name, else assistant_id; "" for the built-in one); false when the
+// client was told it does not exist.
+func (s *Server) agentOf(w http.ResponseWriter, req *lgwire.RunBody) (string, bool) {
+	name := strings.TrimSpace(req.AssistantID)
+	if n := req.Setting("agent_name"); n != "" && builtInAssistants[name] {
+		name = n
 	}
 	if builtInAssistants[name] {
 		return "", true
@@ -47,6 +50,6 @@ func (s *Server) agentOf(w http.ResponseWriter, req *createRunReq) (string, bool
 			return name, true
 		}
 	}
-	fail(w, http.StatusNotFound, "unknown_agent", fmt.Sprintf("There is no agent called %q (GET /api/agents lists them).", name))
+	fail(w, http.StatusNotFound, fmt.Sprintf("Assistant %q not found (POST /api/assistants/search lists them).", name))
 	return "", false
 }

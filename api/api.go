@@ -1,22 +1,34 @@
-// Package api is the HTTP API under http.listen: threads and runs for web
-// apps and integrations, with Server-Sent Events for a run's progress. It
-// runs the same agent as the chat channels, one run per thread at a time,
-// and every route needs the bearer token http.api_token; without one the
-// API is off and says so.
+// Package api is the HTTP API under http.listen. It speaks LangGraph
+// Server's protocol (assistants, threads, runs, and a run's stream as
+// Server-Sent Events), so LangGraph's SDKs and DeerFlow's web UI work with
+// base URL http://host:port/api; lgwire holds the wire shapes. It runs the
+// same agent as the chat channels, one run per thread at a time. Every
+// route needs the token http.api_token (as "Authorization: Bearer <t>" or
+// "X-Api-Key: <t>"); without one the API is off and says so. Errors are
+// {"detail": "…"}, as FastAPI's.
 //
-// Routes (all JSON unless said otherwise):
+// Routes (JSON unless said otherwise):
 //
-//	POST   /api/threads                                 create a thread
-//	GET    /api/threads/{id}                            its metadata and messages
-//	DELETE /api/threads/{id}                            delete it
-//	POST   /api/threads/{id}/runs                       start a run (multitask_strategy)
-//	GET    /api/threads/{id}/runs/{run_id}              a run's status
-//	POST   /api/threads/{id}/runs/{run_id}/cancel       cancel it
-//	GET    /api/threads/{id}/runs/{run_id}/stream       its events (text/event-stream)
-//	GET    /api/threads/{id}/files/{name}               a file from the thread's outputs
-//	GET    /api/threads/{id}/schedules                  its scheduled tasks (see schedules.go)
-//	POST   /api/threads/{id}/schedules                  schedule a task
-//	DELETE /api/threads/{id}/schedules/{sid}            cancel one
+//	POST   /api/assistants/search                     the assistants: lead_agent and each named agent
+//	GET    /api/assistants/{id}                       one; /graph, /schemas, /subgraphs
+//	POST   /api/threads                               create a thread (thread_id, if_exists, metadata)
+//	POST   /api/threads/search                        find threads (metadata, ids, status, sort, select)
+//	GET    /api/threads/{id}                          a thread with its values
+//	PATCH  /api/threads/{id}                          merge its metadata
+//	DELETE /api/threads/{id}                          delete it
+//	POST   /api/threads/{id}/copy                     copy it
+//	GET    /api/threads/{id}/state                    its state; POST updates values (title)
+//	GET    /api/threads/{id}/history                  its states (POST with a body too)
+//	POST   /api/threads/{id}/runs[/stream|/wait]      start a run [and stream it (SSE) | answer its final values]
+//	GET    /api/threads/{id}/runs                     the thread's runs
+//	GET    /api/threads/{id}/runs/{run}               one run; DELETE deletes a finished one
+//	POST   /api/threads/{id}/runs/{run}/cancel        cancel it (wait, action interrupt|rollback)
+//	GET    /api/threads/{id}/runs/{run}/join          wait for it and answer the thread's values
+//	GET    /api/threads/{id}/runs/{run}/stream        stream it (Last-Event-ID resumes)
+//	POST   /api/runs, /api/runs/stream, /api/runs/wait  the same on a new thread
+//	GET    /api/threads/{id}/files/{name}             a file from the thread's outputs
+//	GET    /api/agents                                the named agents
+//	GET|POST /api/threads/{id}/schedules, DELETE …/schedules/{sid}   scheduled tasks (schedules.go)
 //
 // It imports agent, runner, scheduler, store and tools; never bus or the
 // channels.
@@ -30,6 +42,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,8 +94,11 @@ type Options struct {
 	// Routes, when set, adds more routes under /api (DeerFlow's gateway
 	// routes); they are served behind the same token check.
 	Routes func(mux *http.ServeMux)
-	Logger *slog.Logger
-	Now    func() time.Time
+	// CORSOrigins are the browser origins allowed to call the API
+	// (http.cors_origins; "*" any); empty: none.
+	CORSOrigins []string
+	Logger      *slog.Logger
+	Now         func() time.Time
 }
 
 // Server serves the API. It is safe for concurrent use.
@@ -130,13 +146,9 @@ func New(o Options) (*Server, error) {
 		o.Runner.Handle(runner.OriginAPI, s.handler())
 	}
 	s.mux = http.NewServeMux()
-	s.mux.HandleFunc("POST /api/threads", s.createThread)
-	s.mux.HandleFunc("GET /api/threads/{id}", s.getThread)
-	s.mux.HandleFunc("DELETE /api/threads/{id}", s.deleteThread)
-	s.mux.HandleFunc("POST /api/threads/{id}/runs", s.createRun)
-	s.mux.HandleFunc("GET /api/threads/{id}/runs/{run}", s.getRun)
-	s.mux.HandleFunc("POST /api/threads/{id}/runs/{run}/cancel", s.cancelRun)
-	s.mux.HandleFunc("GET /api/threads/{id}/runs/{run}/stream", s.stream)
+	s.assistantRoutes()
+	s.threadRoutes()
+	s.runRoutes()
 	s.mux.HandleFunc("GET /api/threads/{id}/files/{name}", s.file)
 	s.mux.HandleFunc("GET /api/agents", s.listAgents)
 	s.scheduleRoutes()
@@ -144,7 +156,7 @@ func New(o Options) (*Server, error) {
 		o.Routes(s.mux)
 	}
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		fail(w, http.StatusNotFound, "not_found", "There is no such API route: "+r.Method+" "+r.URL.Path+".")
+		fail(w, http.StatusNotFound, "There is no such API route: "+r.Method+" "+r.URL.Path+".")
 	})
 	return s, nil
 }
@@ -152,15 +164,18 @@ func New(o Options) (*Server, error) {
 // Enabled reports whether the API is on (a token is configured).
 func (s *Server) Enabled() bool { return s.o.Token != "" }
 
-// ServeHTTP serves the /api/ routes, after the token check.
+// ServeHTTP serves the /api/ routes, after the CORS and token checks.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.cors(w, r) {
+		return
+	}
 	if s.o.Token == "" {
-		fail(w, http.StatusServiceUnavailable, "api_disabled", "The HTTP API is off: set http.api_token in the configuration to turn it on.")
+		fail(w, http.StatusServiceUnavailable, "The HTTP API is off: set http.api_token in the configuration to turn it on.")
 		return
 	}
 	if !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="deerflow"`)
-		fail(w, http.StatusUnauthorized, "unauthorized", "Send the API token as \"Authorization: Bearer <http.api_token>\".")
+		fail(w, http.StatusUnauthorized, "Send the API token as \"Authorization: Bearer <http.api_token>\" or \"X-Api-Key: <http.api_token>\".")
 		return
 	}
 	if r.Body != nil && r.Body != http.NoBody {
@@ -170,13 +185,39 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-func (s *Server) authorized(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+// cors adds the CORS headers for an allowed origin and answers a
+// preflight itself (true: answered).
+func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" || !slices.ContainsFunc(s.o.CORSOrigins, func(o string) bool { return o == "*" || strings.EqualFold(o, origin) }) {
 		return false
 	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.o.Token)) == 1
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Expose-Headers", "Content-Location, Location, Retry-After")
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
+	if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
+		h.Set("Access-Control-Allow-Headers", req)
+	}
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	token := strings.TrimSpace(r.Header.Get("X-Api-Key"))
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, t, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			return false
+		}
+		token = strings.TrimSpace(t)
+	}
+	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.o.Token)) == 1
 }
 
 // Close ends the streams: each sends what its run's journal keeps, then
@@ -192,14 +233,13 @@ func (s *Server) Close() {
 	}
 }
 
-// apiError is the body of every error response.
+// apiError is the body of every error response, as FastAPI's.
 type apiError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Detail string `json:"detail"`
 }
 
-func fail(w http.ResponseWriter, status int, code, msg string) {
-	reply(w, status, apiError{Code: code, Message: msg})
+func fail(w http.ResponseWriter, status int, msg string) {
+	reply(w, status, apiError{Detail: msg})
 }
 
 func reply(w http.ResponseWriter, status int, v any) {
@@ -221,12 +261,12 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		http.NewResponseController(w).SetReadDeadline(time.Time{})
 		return true
 	case errors.As(err, &tooBig):
-		fail(w, http.StatusRequestEntityTooLarge, "too_large", "The request body is larger than the limit of "+sizeText(tooBig.Limit)+".")
+		fail(w, http.StatusRequestEntityTooLarge, "The request body is larger than the limit of "+sizeText(tooBig.Limit)+".")
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")
-		fail(w, http.StatusRequestTimeout, "body_timeout", "The request body did not arrive in time.")
+		fail(w, http.StatusRequestTimeout, "The request body did not arrive in time.")
 	default:
-		fail(w, http.StatusBadRequest, "bad_json", "The request body is not valid JSON: "+err.Error()+".")
+		fail(w, http.StatusUnprocessableEntity, "The request body is not valid JSON: "+err.Error()+".")
 	}
 	return false
 }

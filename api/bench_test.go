@@ -19,9 +19,9 @@ func BenchmarkAPIRunStream(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		run := h.startRun(thread, map[string]any{"input": "a question"})
+		run := h.startRun(thread, map[string]any{"input": msg("a question")})
 		evs := h.collect(thread, run.RunID)
-		if endStatus(b, evs) != "success" {
+		if h.endStatus(evs) != "success" {
 			b.Fatalf("run ended %s", dump(evs))
 		}
 	}

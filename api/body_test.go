@@ -58,15 +58,15 @@ func TestAPIBodyDeadline(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(body), `"code":"body_timeout"`) {
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(body), `"detail":"The request body did not arrive in time."`) {
 		t.Errorf("trickled body: %d %s", resp.StatusCode, body)
 	}
 	// No run was started by the half request.
-	if th := h.getThread(id); len(th.Messages) != 0 {
-		t.Errorf("messages after a timed-out request: %+v", th.Messages)
+	if th := h.getThread(id); len(th.Values.Messages) != 0 {
+		t.Errorf("messages after a timed-out request: %+v", th.Values.Messages)
 	}
 	// A body sent whole is unaffected.
-	run := h.startRun(id, map[string]any{"input": "hello"})
+	run := h.startRun(id, map[string]any{"input": msg("hello")})
 	h.waitStatus(id, run.RunID, "success")
 }
 

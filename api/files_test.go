@@ -189,10 +189,10 @@ func TestAPIFilesEvent(t *testing.T) {
 	id := h.createThread()
 	run := h.startRun(id, "write me files")
 	evs := h.collect(id, run.RunID)
-	if endStatus(t, evs) != "success" {
+	if h.endStatus(evs) != "success" {
 		t.Fatalf("events:\n%s", dump(evs))
 	}
-	fe := of(evs, "files")
+	fe := customs(t, evs, "files_presented")
 	if len(fe) != 1 {
 		t.Fatalf("files events:\n%s", dump(evs))
 	}
@@ -206,6 +206,9 @@ func TestAPIFilesEvent(t *testing.T) {
 	}
 	fe[0].decode(t, &files)
 	want := map[string]string{"report.md": "# The report\n", odd: "odd one", "deep.txt": "nested"}
+	if th := h.getThread(id); len(th.Values.Artifacts) != 3 || th.Values.Artifacts[0] != "/mnt/user-data/outputs/report.md" {
+		t.Errorf("artifacts = %q", th.Values.Artifacts)
+	}
 	if len(files.Files) != 3 {
 		t.Fatalf("files = %+v", files)
 	}

@@ -185,18 +185,17 @@ func (h *harness) request(method, path string, body any, hdr ...string) response
 	return response{resp.StatusCode, resp.Header, data}
 }
 
-// apiError is an error body.
+// apiError is an error body, as FastAPI's.
 type apiError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Detail string `json:"detail"`
 }
 
-// wantError checks r is an error with status and code, as JSON with a
-// message.
-func wantError(t *testing.T, r response, status int, code string) {
+// wantError checks r is an error with status, as JSON with a detail. (why
+// names what the error is about, for the reader.)
+func wantError(t *testing.T, r response, status int, why string) {
 	t.Helper()
 	if r.status != status {
-		t.Errorf("status = %s, want %d %s", r, status, code)
+		t.Errorf("status = %s, want %d (%s)", r, status, why)
 		return
 	}
 	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
@@ -207,42 +206,45 @@ func wantError(t *testing.T, r response, status int, code string) {
 		t.Errorf("error body %q is not JSON: %v", r.body, err)
 		return
 	}
-	if e.Code != code || e.Message == "" {
-		t.Errorf("error = %+v, want code %q with a message", e, code)
+	if e.Detail == "" {
+		t.Errorf("error %s has no detail (%s)", r.body, why)
 	}
 }
 
-// threadJSON is a thread as the API shows it.
+// threadJSON is a thread as the API shows it (LangGraph's Thread).
 type threadJSON struct {
-	ThreadID string        `json:"thread_id"`
-	Title    string        `json:"title"`
-	Model    string        `json:"model"`
-	Created  time.Time     `json:"created_at"`
-	Updated  time.Time     `json:"updated_at"`
-	Messages []messageJSON `json:"messages"`
-	Busy     bool          `json:"busy"`
+	ThreadID string         `json:"thread_id"`
+	Created  time.Time      `json:"created_at"`
+	Updated  time.Time      `json:"updated_at"`
+	Status   string         `json:"status"`
+	Metadata map[string]any `json:"metadata"`
+	Values   struct {
+		Title     string        `json:"title"`
+		Messages  []messageJSON `json:"messages"`
+		Artifacts []string      `json:"artifacts"`
+	} `json:"values"`
 }
 
+// messageJSON is a LangChain message of a thread's values.
 type messageJSON struct {
-	Seq        uint64 `json:"seq"`
-	Role       string `json:"role"`
+	Type       string `json:"type"` // human, ai, tool
+	ID         string `json:"id"`
 	Content    string `json:"content"`
 	ToolCalls  []any  `json:"tool_calls"`
 	ToolCallID string `json:"tool_call_id"`
-	RunID      string `json:"run_id"`
 }
 
-// runJSON is a run's status as the API shows it.
+// runJSON is a run as the API shows it (LangGraph's Run).
 type runJSON struct {
-	RunID      string    `json:"run_id"`
-	ThreadID   string    `json:"thread_id"`
-	Status     string    `json:"status"`
-	Error      string    `json:"error"`
-	Created    time.Time `json:"created_at"`
-	Started    time.Time `json:"started_at"`
-	Ended      time.Time `json:"ended_at"`
-	RolledBack bool      `json:"rolled_back"`
-	Strategy   string    `json:"multitask_strategy"`
+	RunID       string         `json:"run_id"`
+	ThreadID    string         `json:"thread_id"`
+	AssistantID string         `json:"assistant_id"`
+	Status      string         `json:"status"`
+	Error       string         `json:"error"`
+	Created     time.Time      `json:"created_at"`
+	Updated     time.Time      `json:"updated_at"`
+	Strategy    string         `json:"multitask_strategy"`
+	Metadata    map[string]any `json:"metadata"`
 }
 
 // busyThread makes a thread whose first run (input) is held at the model,
@@ -261,7 +263,7 @@ func (h *harness) busyThread(input, answer string) (thread string, first runJSON
 func (h *harness) createThread() string {
 	h.t.Helper()
 	r := h.request("POST", "/api/threads", nil)
-	if r.status != http.StatusCreated {
+	if r.status != http.StatusOK {
 		h.t.Fatalf("create thread: %s", r)
 	}
 	var th threadJSON
@@ -284,14 +286,14 @@ func (h *harness) getThread(id string) threadJSON {
 }
 
 // startRun posts a run with body (a string is the input) and returns its
-// 202 answer.
+// answer.
 func (h *harness) startRun(thread string, body any) runJSON {
 	h.t.Helper()
 	if s, ok := body.(string); ok {
-		body = map[string]any{"input": s}
+		body = map[string]any{"input": msg(s)}
 	}
 	r := h.request("POST", "/api/threads/"+thread+"/runs", body)
-	if r.status != http.StatusAccepted {
+	if r.status != http.StatusOK {
 		h.t.Fatalf("start run: %s", r)
 	}
 	var run runJSON
@@ -332,7 +334,7 @@ func (h *harness) waitStatus(thread, run, want string) runJSON {
 
 // sseEvent is one Server-Sent Event, or one comment line.
 type sseEvent struct {
-	ID      int  // 0: the event had no id
+	ID      int  // its id, or the last one sent before it (0: none yet), as an SSE client's last event id
 	HasID   bool // an id line was sent
 	Kind    string
 	Data    string
@@ -362,8 +364,12 @@ type sse struct {
 	r        *bufio.Reader
 	cancel   context.CancelFunc
 	retry    int // the retry field, when sent
+	lastID   int // the last id sent
 	comments int // comment lines read
 }
+
+// allModes asks a stream for every mode the tests look at.
+const allModes = "stream_mode=values&stream_mode=messages-tuple&stream_mode=updates&stream_mode=custom"
 
 // openStream connects to a run's events, after lastID when it is not "".
 func (h *harness) openStream(thread, run, lastID string) *sse {
@@ -379,7 +385,7 @@ func (h *harness) openStream(thread, run, lastID string) *sse {
 func (h *harness) tryStream(thread, run, lastID string) (*sse, response) {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	req, err := http.NewRequestWithContext(ctx, "GET", h.srv.URL+"/api/threads/"+thread+"/runs/"+run+"/stream", nil)
+	req, err := http.NewRequestWithContext(ctx, "GET", h.srv.URL+"/api/threads/"+thread+"/runs/"+run+"/stream?"+allModes, nil)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -400,6 +406,7 @@ func (h *harness) tryStream(thread, run, lastID string) (*sse, response) {
 		return nil, response{resp.StatusCode, resp.Header, data}
 	}
 	s := &sse{t: h.t, resp: resp, r: bufio.NewReader(resp.Body), cancel: cancel}
+	s.lastID, _ = strconv.Atoi(lastID)
 	h.t.Cleanup(s.close)
 	return s, response{}
 }
@@ -429,6 +436,11 @@ func (s *sse) item() (ev sseEvent, ok bool, err error) {
 				continue
 			}
 			ev.Data = strings.Join(data, "\n")
+			if ev.HasID {
+				s.lastID = ev.ID
+			} else {
+				ev.ID = s.lastID
+			}
 			return ev, true, nil
 		}
 		if c, ok := strings.CutPrefix(line, ":"); ok {
@@ -493,6 +505,18 @@ func (s *sse) until(kind string) []sseEvent {
 	}
 }
 
+// untilText reads events until a piece of the answer's text.
+func (s *sse) untilText() []sseEvent {
+	s.t.Helper()
+	var evs []sseEvent
+	for {
+		evs = append(evs, s.until("messages")...)
+		if c := chunks(s.t, evs[len(evs)-1:]); c[0].Type == "AIMessageChunk" && c[0].Content != "" {
+			return evs
+		}
+	}
+}
+
 // rest reads events to the end of the stream.
 func (s *sse) rest() []sseEvent {
 	s.t.Helper()
@@ -532,31 +556,57 @@ func checkEnded(t testing.TB, evs []sseEvent) {
 	}
 }
 
-// endStatus is the status of the end event of evs.
-func endStatus(t testing.TB, evs []sseEvent) string {
-	t.Helper()
-	checkEnded(t, evs)
+// msg is a run's input: the person's message, as LangGraph's SDKs send it.
+func msg(text string) map[string]any {
+	return map[string]any{"messages": []map[string]any{{"role": "user", "content": text}}}
+}
+
+// endStatus is the status the end event of evs reports (deerflow's
+// addition to LangGraph's end, which has no data).
+func (h *harness) endStatus(evs []sseEvent) string {
+	h.t.Helper()
+	checkEnded(h.t, evs)
 	var end struct {
-		RunID  string `json:"run_id"`
 		Status string `json:"status"`
 	}
-	evs[len(evs)-1].decode(t, &end)
+	evs[len(evs)-1].decode(h.t, &end)
 	return end.Status
 }
 
-// checkIDs fails unless the events' ids run from first up by one.
-// The ids are the run journal's sequence numbers: they grow with every
-// event, and events the stream does not show (how a stop was caused, a
-// research's status panel) leave holes.
+// checkIDs fails unless the events' ids grow, the first being first.
+// The ids are the run journal's sequence numbers: events the stream does
+// not show (how a stop was caused, a research's status panel) leave
+// holes, and a record that makes several events sends its id on the last
+// only.
 func checkIDs(t testing.TB, evs []sseEvent, first int) {
 	t.Helper()
 	last := first - 1
-	for i, ev := range evs {
-		if !ev.HasID || ev.ID <= last || i == 0 && ev.ID != first {
+	seen := false
+	for _, ev := range evs {
+		if !ev.HasID {
+			continue
+		}
+		if ev.ID <= last || !seen && ev.ID != first {
 			t.Fatalf("event %s: id %d after %d (first %d):\n%s", ev, ev.ID, last, first, dump(evs))
 		}
-		last = ev.ID
+		last, seen = ev.ID, true
 	}
+	if !seen && len(evs) > 0 {
+		t.Fatalf("no event has an id:\n%s", dump(evs))
+	}
+}
+
+// customs returns the custom events of type typ.
+func customs(t testing.TB, evs []sseEvent, typ string) []sseEvent {
+	var out []sseEvent
+	for _, e := range of(evs, "custom") {
+		var c struct{ Type string }
+		e.decode(t, &c)
+		if c.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // kinds lists the events' kinds.
@@ -579,26 +629,78 @@ func of(evs []sseEvent, kind string) []sseEvent {
 	return out
 }
 
-// streamed is the text of the message_delta events (after the last
-// message_reset) and the content of the message event.
+// chunk is a messages event: [message chunk, metadata].
+type chunk struct {
+	Type           string
+	ID             string
+	Content        string
+	ToolCallID     string `json:"tool_call_id"`
+	Name           string
+	ToolCallChunks []struct{ ID, Name string } `json:"tool_call_chunks"`
+	Kwargs         struct {
+		Reasoning string `json:"reasoning_content"`
+	} `json:"additional_kwargs"`
+	Node string // from the metadata: langgraph_node
+}
+
+// chunks are the messages events of evs.
+func chunks(t testing.TB, evs []sseEvent) []chunk {
+	var out []chunk
+	for _, e := range of(evs, "messages") {
+		var pair []json.RawMessage
+		e.decode(t, &pair)
+		var c chunk
+		var meta struct {
+			Node string `json:"langgraph_node"`
+		}
+		if len(pair) != 2 || json.Unmarshal(pair[0], &c) != nil || json.Unmarshal(pair[1], &meta) != nil {
+			t.Fatalf("messages event %s is not [chunk, metadata]", e)
+		}
+		c.Node = meta.Node
+		out = append(out, c)
+	}
+	return out
+}
+
+// answers are the messages events that end an answer (finish_reason
+// stop).
+func answers(t testing.TB, evs []sseEvent) []sseEvent {
+	var out []sseEvent
+	for _, e := range of(evs, "messages") {
+		var pair []struct {
+			Meta struct {
+				Finish string `json:"finish_reason"`
+			} `json:"response_metadata"`
+		}
+		e.decode(t, &pair)
+		if len(pair) > 0 && pair[0].Meta.Finish == "stop" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// streamed is the text of the ai message chunks (after the last
+// llm_retry) and the last ai message of the last values event.
 func streamed(t testing.TB, evs []sseEvent) (deltas, final string) {
 	t.Helper()
 	var b strings.Builder
 	for _, e := range evs {
 		switch e.Kind {
-		case "message_reset":
-			b.Reset()
-		case "message_delta":
-			var d struct{ Content string }
-			e.decode(t, &d)
-			b.WriteString(d.Content)
-		case "message":
-			var m struct{ Role, Content string }
-			e.decode(t, &m)
-			if m.Role != "assistant" {
-				t.Errorf("message event role %q", m.Role)
+		case "custom":
+			if len(customs(t, []sseEvent{e}, "llm_retry")) > 0 {
+				b.Reset()
 			}
-			final = m.Content
+		case "messages":
+			if c := chunks(t, []sseEvent{e})[0]; c.Type == "AIMessageChunk" {
+				b.WriteString(c.Content)
+			}
+		case "values":
+			var v struct{ Messages []messageJSON }
+			e.decode(t, &v)
+			if n := len(v.Messages); n > 0 && v.Messages[n-1].Type == "ai" {
+				final = v.Messages[n-1].Content
+			}
 		}
 	}
 	return b.String(), final

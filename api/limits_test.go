@@ -16,10 +16,10 @@ func TestAPILimitsAndBadRequests(t *testing.T) {
 	big := `{"input":"` + strings.Repeat("x", 2000) + `"}`
 	wantError(t, h.request("POST", runs, big), http.StatusRequestEntityTooLarge, "too_large")
 	wantError(t, h.request("POST", "/api/threads", `{"model":"`+strings.Repeat("m", 2000)+`"}`), http.StatusRequestEntityTooLarge, "too_large")
-	wantError(t, h.request("POST", runs, map[string]any{"input": strings.Repeat("y", 51)}), http.StatusRequestEntityTooLarge, "input_too_large")
+	wantError(t, h.request("POST", runs, map[string]any{"input": msg(strings.Repeat("y", 51))}), http.StatusRequestEntityTooLarge, "input_too_large")
 	// 50 characters, more bytes: the limit counts characters.
 	var started []string
-	if r := h.request("POST", runs, map[string]any{"input": strings.Repeat("é", 50), "multitask_strategy": "reject"}); r.status != http.StatusAccepted {
+	if r := h.request("POST", runs, map[string]any{"input": msg(strings.Repeat("é", 50)), "multitask_strategy": "reject"}); r.status != http.StatusOK {
 		t.Errorf("50 characters: %s", r)
 	} else {
 		var run runJSON
@@ -47,14 +47,19 @@ func TestAPILimitsAndBadRequests(t *testing.T) {
 		{`{"input": {"messages": [{"role": "user", "content": ""}]}}`, "bad_input"},
 		{`{"input": {"messages": [{"role": "user", "content": 7}]}}`, "bad_input"},
 		{`{"input": {"content": " "}}`, "bad_input"},
-		{`{"input": "hi", "multitask_strategy": "later"}`, "bad_strategy"},
-		{`{"input": "hi", "multitask_strategy": "enqueue "}`, ""}, // trimmed
-		{`{"input": "hi", "on_disconnect": "explode"}`, "bad_on_disconnect"},
-		{`{"input": "hi", "model": "nope"}`, "unknown_model"},
+		{`{"input": {"messages": [{"role": "user", "content": "hi"}]}, "multitask_strategy": "later"}`, "bad_strategy"},
+		{`{"input": {"messages": [{"role": "user", "content": "hi"}]}, "multitask_strategy": "enqueue "}`, ""}, // trimmed
+		{`{"input": {"messages": [{"role": "user", "content": "hi"}]}, "on_disconnect": "explode"}`, "bad_on_disconnect"},
+		{`{"input": {"messages": [{"role": "user", "content": "hi"}]}, "model": "nope"}`, "unknown_model"},
+		{`{"input": {"messages": [{"role": "user", "content": "hi"}]}, "stream_mode": "telepathy"}`, "unknown stream mode"},
+		{`{"input": {"messages": [{"role": "user", "content": "hi"}]}, "stream_mode": ["values", 7]}`, "bad stream_mode"},
+		{`{"input": {"messages": [{"role": "user", "content": "hi"}]}, "if_not_exists": "maybe"}`, "bad if_not_exists"},
+		{`{"input": {"messages": "hi"}}`, "messages not a list"},
+		{`{"input": [1, 2]}`, "input not an object"},
 	} {
 		r := h.request("POST", runs, c.body)
 		if c.code == "" {
-			if r.status != http.StatusAccepted {
+			if r.status != http.StatusOK {
 				t.Errorf("%s: %s", c.body, r)
 			} else {
 				var run runJSON
@@ -63,9 +68,10 @@ func TestAPILimitsAndBadRequests(t *testing.T) {
 			}
 			continue
 		}
-		wantError(t, r, http.StatusBadRequest, c.code)
+		wantError(t, r, http.StatusUnprocessableEntity, c.code)
 	}
-	wantError(t, h.request("POST", "/api/threads", `{"model":`), http.StatusBadRequest, "bad_json")
+	wantError(t, h.request("POST", "/api/threads", `{"model":`), http.StatusUnprocessableEntity, "bad_json")
+	wantError(t, h.request("POST", runs, `{"input": {"messages": [{"role": "user", "content": "hi"}]}, "assistant_id": "nobody"}`), http.StatusNotFound, "unknown assistant")
 	// Let the runs end before the test does.
 	for _, run := range started {
 		h.waitStatus(id, run, "success")

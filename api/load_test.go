@@ -26,8 +26,8 @@ func TestAPIHundredConcurrentStreams(t *testing.T) {
 	for i, id := range ids {
 		wg.Go(func() {
 			q := fmt.Sprintf("question %d", i)
-			r := h.request("POST", "/api/threads/"+id+"/runs", map[string]any{"input": q})
-			if r.status != 202 {
+			r := h.request("POST", "/api/threads/"+id+"/runs", map[string]any{"input": msg(q)})
+			if r.status != 200 {
 				errs <- fmt.Errorf("%d: start: %s", i, r)
 				return
 			}
@@ -53,30 +53,21 @@ func TestAPIHundredConcurrentStreams(t *testing.T) {
 				}
 			}
 			want := "the answer to " + q + " is " + strings.Repeat("long ", 20)
-			var b strings.Builder
-			final := ""
-			for j, ev := range evs {
-				if ev.ID != j+1 {
-					errs <- fmt.Errorf("%d: event %d has id %d", i, j, ev.ID)
+			last := 0
+			for _, ev := range evs {
+				if ev.HasID && ev.ID <= last {
+					errs <- fmt.Errorf("%d: event %s after id %d", i, ev, last)
 					return
 				}
-				switch ev.Kind {
-				case "message_delta":
-					var d struct{ Content string }
-					jsonUnmarshal([]byte(ev.Data), &d)
-					b.WriteString(d.Content)
-				case "message":
-					var m struct{ Content string }
-					jsonUnmarshal([]byte(ev.Data), &m)
-					final = m.Content
-				}
+				last = max(last, ev.ID)
 			}
-			if len(evs) == 0 || evs[len(evs)-1].Kind != "end" || !strings.Contains(evs[len(evs)-1].Data, `"success"`) {
+			deltas, final := streamed(t, evs)
+			if len(evs) == 0 || evs[len(evs)-1].Kind != "end" || h.endStatus(evs) != "success" {
 				errs <- fmt.Errorf("%d: no successful end:\n%s", i, dump(evs))
 				return
 			}
-			if b.String() != want || final != want {
-				errs <- fmt.Errorf("%d: deltas %q, message %q, want %q", i, b.String(), final, want)
+			if deltas != want || final != want {
+				errs <- fmt.Errorf("%d: deltas %q, message %q, want %q", i, deltas, final, want)
 			}
 		})
 	}

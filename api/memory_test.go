@@ -46,7 +46,7 @@ func TestAPIMemoryIsThreadScopedWithoutUserID(t *testing.T) {
 	})
 	say := func(thread, text, user string) {
 		t.Helper()
-		body := map[string]any{"input": text}
+		body := map[string]any{"input": msg(text)}
 		if user != "" {
 			body["user_id"] = user
 		}

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"net/http"
+	"net/url"
 	"strconv"
-	"strings"
-	"time"
 
+	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/api/lgwire"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/runner"
 	"github.com/deerflow/deerflow/store"
@@ -30,7 +32,8 @@ type runData struct {
 }
 
 // handler is the API's part in the runner: its runs go straight to the
-// agent, can be rolled back by a later run, and stay readable for Keep.
+// agent, can be rolled back by a later run (and are then deleted, as
+// LangGraph deletes a rolled-back run), and stay readable for Keep.
 func (s *Server) handler() runner.Handler {
 	return runner.Handler{
 		Engine: runner.EngineFunc(func(ctx context.Context, run *runner.Run) iter.Seq[event.Event] {
@@ -42,90 +45,17 @@ func (s *Server) handler() runner.Handler {
 			}
 			return s.o.Agent.Run(ctx, in)
 		}),
-		Undoable:  true,
+		Undoable: true,
+		Observe: func(run *runner.Run, ev event.Event) {
+			if rb, ok := ev.(event.RolledBack); ok && rb.Err == nil {
+				if err := s.dropRun(run.Req.ThreadID, run.ID()); err != nil {
+					s.log.Error("api: deleting a rolled-back run", "run", run.ID(), "err", err)
+				}
+			}
+		},
 		Keep:      s.o.Keep,
 		Resumable: func(req *runner.Request) bool { return s.apiThread(req.ThreadID) },
 	}
-}
-
-// runJSON is a run's status as the API shows it.
-type runJSON struct {
-	RunID    string    `json:"run_id"`
-	ThreadID string    `json:"thread_id"`
-	Status   string    `json:"status"`
-	Error    string    `json:"error,omitempty"`
-	Created  time.Time `json:"created_at,omitzero"`
-	Started  time.Time `json:"started_at,omitzero"`
-	Ended    time.Time `json:"ended_at,omitzero"`
-	// RolledBack: the run was undone (multitask_strategy rollback).
-	RolledBack bool `json:"rolled_back,omitempty"`
-}
-
-func infoJSON(in runner.Info) runJSON {
-	return runJSON{RunID: in.ID, ThreadID: in.ThreadID, Status: in.Status, Error: in.Error,
-		Created: in.Created, Started: in.Started, Ended: in.Ended, RolledBack: in.RolledBack}
-}
-
-func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
-	t, ok := s.thread(w, r.PathValue("id"))
-	if !ok {
-		return
-	}
-	var req createRunReq
-	if !decode(w, r, &req) {
-		return
-	}
-	q, ok := s.request(w, t.ID, &req)
-	if !ok {
-		return
-	}
-	tk, err := s.o.Runner.Submit(q)
-	if !s.submitted(w, t.ID, err) {
-		return
-	}
-	reply(w, http.StatusAccepted, struct {
-		runJSON
-		Strategy string `json:"multitask_strategy"`
-	}{infoJSON(tk.Run.Info()), string(q.Strategy)})
-}
-
-// request checks a run's body and makes it the runner's request; false
-// when the client was told what is wrong.
-func (s *Server) request(w http.ResponseWriter, threadID string, req *createRunReq) (runner.Request, bool) {
-	text, ok := s.input(w, req)
-	if !ok {
-		return runner.Request{}, false
-	}
-	strategy, ok := runner.ParseStrategy(strings.ToLower(strings.TrimSpace(req.MultitaskStrategy)))
-	if !ok {
-		fail(w, http.StatusBadRequest, "bad_strategy", fmt.Sprintf("multitask_strategy %q is not one of reject, enqueue, interrupt, rollback.", req.MultitaskStrategy))
-		return runner.Request{}, false
-	}
-	onDisconnect := strings.ToLower(strings.TrimSpace(req.OnDisconnect))
-	if onDisconnect != "" && onDisconnect != "continue" && onDisconnect != "cancel" {
-		fail(w, http.StatusBadRequest, "bad_on_disconnect", fmt.Sprintf("on_disconnect %q is not continue or cancel.", req.OnDisconnect))
-		return runner.Request{}, false
-	}
-	if req.Model != "" {
-		if _, ok := s.o.Agent.Model(req.Model); !ok {
-			fail(w, http.StatusBadRequest, "unknown_model", fmt.Sprintf("There is no model called %q.", req.Model))
-			return runner.Request{}, false
-		}
-	}
-	user, ok := runUser(threadID, req.UserID)
-	if !ok {
-		fail(w, http.StatusBadRequest, "bad_user_id", "user_id must be at most 128 printable characters.")
-		return runner.Request{}, false
-	}
-	agentName, ok := s.agentOf(w, req)
-	if !ok {
-		return runner.Request{}, false
-	}
-	data, _ := json.Marshal(runData{CancelOnDisconnect: onDisconnect == "cancel", Agent: agentName})
-	return runner.Request{
-		ThreadID: threadID, Conv: chatKey(threadID), Origin: runner.OriginAPI, User: user,
-		Text: text, Model: req.Model, Strategy: strategy, Data: data,
-	}, true
 }
 
 // submitted answers a Submit that failed; true when it did not.
@@ -135,15 +65,15 @@ func (s *Server) submitted(w http.ResponseWriter, threadID string, err error) bo
 	case err == nil:
 		return true
 	case errors.Is(err, runner.ErrClosed):
-		fail(w, http.StatusServiceUnavailable, "shutting_down", "deerflow is shutting down; try again once it is back.")
+		fail(w, http.StatusServiceUnavailable, "deerflow is shutting down; try again once it is back.")
 	case errors.Is(err, runner.ErrBusy):
-		fail(w, http.StatusConflict, "thread_busy", "The thread already has a run active or waiting (multitask_strategy reject).")
+		fail(w, http.StatusConflict, "The thread already has a run active or waiting (multitask_strategy reject).")
 	case errors.As(err, &full):
 		w.Header().Set("Retry-After", strconv.Itoa(int(full.RetryAfter().Seconds())))
-		fail(w, http.StatusTooManyRequests, "queue_full", fmt.Sprintf("%d runs already wait in this thread; try again later or cancel one.", full.Waiting))
+		fail(w, http.StatusTooManyRequests, fmt.Sprintf("%d runs already wait in this thread; try again later or cancel one.", full.Waiting))
 	default:
 		s.log.Error("api: storing a run", "thread", threadID, "err", err)
-		fail(w, http.StatusInternalServerError, "store_error", "The run could not be stored; try again.")
+		fail(w, http.StatusInternalServerError, "The run could not be stored; try again.")
 	}
 	return false
 }
@@ -157,31 +87,6 @@ func (s *Server) lookup(threadID, id string) (*runner.Run, bool) {
 	return run, true
 }
 
-func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
-	t, ok := s.thread(w, r.PathValue("id"))
-	if !ok {
-		return
-	}
-	id := r.PathValue("run")
-	if kept, ok := s.lookup(t.ID, id); ok {
-		reply(w, http.StatusOK, infoJSON(kept.Info()))
-		return
-	}
-	// A run no longer kept (or from before a restart): its record.
-	var rec *store.Run
-	err := s.o.Store.View(func(tx *store.Tx) error {
-		var err error
-		rec, err = tx.Run(id)
-		return err
-	})
-	if err != nil || rec.ThreadID != t.ID {
-		fail(w, http.StatusNotFound, "run_not_found", fmt.Sprintf("Thread %s has no run %q.", t.ID, id))
-		return
-	}
-	out := runJSON{RunID: rec.ID, ThreadID: rec.ThreadID, Status: storedStatus(rec), Error: rec.Error, Started: rec.Started, Ended: rec.Ended}
-	reply(w, http.StatusOK, out)
-}
-
 // storedStatus maps a run record's status to the API's.
 func storedStatus(rec *store.Run) string {
 	switch rec.Status {
@@ -193,24 +98,160 @@ func storedStatus(rec *store.Run) string {
 	return runner.StatusInterrupted // running but not kept by this process: a restart cut it
 }
 
-func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
-	t, ok := s.thread(w, r.PathValue("id"))
-	if !ok {
-		return
-	}
-	run, ok := s.lookup(t.ID, r.PathValue("run"))
-	if !ok {
-		fail(w, http.StatusNotFound, "run_not_found", fmt.Sprintf("Thread %s has no active or waiting run %q.", t.ID, r.PathValue("run")))
-		return
-	}
-	s.o.Runner.Cancel(run.ID(), nil)
-	reply(w, http.StatusAccepted, infoJSON(run.Info()))
-}
-
 // cancelOnDisconnect reports whether run was started with on_disconnect
 // "cancel".
 func cancelOnDisconnect(run *runner.Run) bool {
 	var d runData
 	json.Unmarshal(run.Req.Data, &d)
 	return d.CancelOnDisconnect
+}
+
+// runRoutes are LangGraph's run routes, on a thread and thread-less.
+func (s *Server) runRoutes() {
+	s.mux.HandleFunc("POST /api/threads/{id}/runs", s.createRun)
+	s.mux.HandleFunc("POST /api/threads/{id}/runs/stream", s.streamRun)
+	s.mux.HandleFunc("POST /api/threads/{id}/runs/wait", s.waitRun)
+	s.mux.HandleFunc("POST /api/runs", s.createRun)
+	s.mux.HandleFunc("POST /api/runs/stream", s.streamRun)
+	s.mux.HandleFunc("POST /api/runs/wait", s.waitRun)
+	s.mux.HandleFunc("GET /api/threads/{id}/runs", s.listRuns)
+	s.mux.HandleFunc("GET /api/threads/{id}/runs/{run}", s.getRun)
+	s.mux.HandleFunc("DELETE /api/threads/{id}/runs/{run}", s.deleteRun)
+	s.mux.HandleFunc("POST /api/threads/{id}/runs/{run}/cancel", s.cancelRun)
+	s.mux.HandleFunc("GET /api/threads/{id}/runs/{run}/join", s.joinRun)
+	s.mux.HandleFunc("GET /api/threads/{id}/runs/{run}/stream", s.joinStream)
+}
+
+// start checks a run's body, finds (or makes) its thread and submits it,
+// setting Content-Location to the run; false when the client was told
+// what is wrong.
+func (s *Server) start(w http.ResponseWriter, r *http.Request) (*runner.Run, runEntry, lgwire.Modes, bool) {
+	var b lgwire.RunBody
+	if !decode(w, r, &b) {
+		return nil, runEntry{}, nil, false
+	}
+	modes, err := lgwire.ParseModes(b.StreamMode)
+	if err != nil {
+		fail(w, http.StatusUnprocessableEntity, err.Error()+".")
+		return nil, runEntry{}, nil, false
+	}
+	q, ok := s.request(w, &b, modes)
+	if !ok {
+		return nil, runEntry{}, nil, false
+	}
+	t, ok := s.runThread(w, r.PathValue("id"), &b)
+	if !ok {
+		return nil, runEntry{}, nil, false
+	}
+	q.ThreadID, q.Conv = t.ID, chatKey(t.ID)
+	q.User, _ = runUser(t.ID, b.UserID)
+	q.ID = agent.NewID("run_")
+	q.Created = s.o.Now()
+	e := runEntry{ID: q.ID, Assistant: b.AssistantID, Created: q.Created, Metadata: b.Metadata,
+		Strategy: string(q.Strategy), Modes: modes.List(), Config: b.Config, Context: b.Context}
+	if e.Assistant == "" {
+		e.Assistant = lgwire.LeadAgent
+	}
+	q.Also = func(tx *store.Tx) error { return addRunEntry(tx, t.ID, e) }
+	tk, err := s.o.Runner.Submit(q)
+	if !s.submitted(w, t.ID, err) {
+		return nil, runEntry{}, nil, false
+	}
+	w.Header().Set("Content-Location", runPath(t.ID, q.ID))
+	return tk.Run, e, modes, true
+}
+
+// runPath is a run's path under the API's base.
+func runPath(threadID, runID string) string {
+	return "/threads/" + url.PathEscape(threadID) + "/runs/" + url.PathEscape(runID)
+}
+
+// runThread is the thread a run goes to: the one in the path (made when
+// if_not_exists is create), or a new one for a thread-less run.
+func (s *Server) runThread(w http.ResponseWriter, id string, b *lgwire.RunBody) (*store.Thread, bool) {
+	create := id == "" || b.IfNotExists == "create"
+	if b.IfNotExists != "" && b.IfNotExists != "create" && b.IfNotExists != "reject" {
+		fail(w, http.StatusUnprocessableEntity, fmt.Sprintf("if_not_exists %q is not create or reject.", b.IfNotExists))
+		return nil, false
+	}
+	if !create || (id != "" && s.apiThread(id)) {
+		return s.thread(w, id)
+	}
+	if id != "" && !lgwire.ValidThreadID(id) {
+		fail(w, http.StatusUnprocessableEntity, "thread_id must be 1 to 128 letters, digits and - _ . : characters.")
+		return nil, false
+	}
+	t, created, err := s.newThread(id, "", map[string]any{})
+	switch {
+	case err != nil:
+		s.log.Error("api: creating a run's thread", "err", err)
+		fail(w, http.StatusInternalServerError, "The thread could not be stored; try again.")
+		return nil, false
+	case !created && t == nil:
+		fail(w, http.StatusConflict, fmt.Sprintf("Thread %q exists and is not an API thread.", id))
+		return nil, false
+	}
+	return t, true
+}
+
+func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
+	run, e, _, ok := s.start(w, r)
+	if !ok {
+		return
+	}
+	reply(w, http.StatusOK, s.runOut(run.Req.ThreadID, e))
+}
+
+func (s *Server) streamRun(w http.ResponseWriter, r *http.Request) {
+	run, _, modes, ok := s.start(w, r)
+	if !ok {
+		return
+	}
+	w.Header().Set("Location", runPath(run.Req.ThreadID, run.ID())+"/stream")
+	s.follow(w, r, run, modes, 0, false)
+}
+
+func (s *Server) waitRun(w http.ResponseWriter, r *http.Request) {
+	run, _, _, ok := s.start(w, r)
+	if !ok {
+		return
+	}
+	s.answerEnd(w, r, run)
+}
+
+// answerEnd waits for run to end and answers the thread's values, or
+// LangGraph's __error__ when it failed.
+func (s *Server) answerEnd(w http.ResponseWriter, r *http.Request, run *runner.Run) {
+	if !s.await(r.Context(), run, cancelOnDisconnect(run) || r.URL.Query().Get("cancel_on_disconnect") == "1") {
+		return // the client went away
+	}
+	if in := run.Info(); in.Status == runner.StatusError {
+		reply(w, http.StatusOK, map[string]any{"__error__": map[string]string{"error": "RunError", "message": in.Error}})
+		return
+	}
+	v, err := s.values(run.Req.ThreadID)
+	if err != nil {
+		fail(w, http.StatusInternalServerError, "The thread's values could not be read; try again.")
+		return
+	}
+	reply(w, http.StatusOK, v)
+}
+
+// await waits until run has ended (true) or ctx is done, when it cancels
+// the run if cancel says so.
+func (s *Server) await(ctx context.Context, run *runner.Run, cancel bool) bool {
+	for {
+		_, ended, wake := run.Read(math.MaxInt32)
+		if ended {
+			return true
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			if cancel {
+				s.o.Runner.Cancel(run.ID(), nil)
+			}
+			return false
+		}
+	}
 }

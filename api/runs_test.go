@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -33,57 +34,69 @@ func TestAPIRunStreamsToTheAnswer(t *testing.T) {
 	}
 	evs := h.collect(id, run.RunID)
 	checkIDs(t, evs, 1)
-	want := []string{"metadata", "run_started", "tool_start", "tool_end", "reasoning_delta", "message_delta", "message", "end"}
+	// LangGraph's order: metadata, the state once the run has begun, the
+	// model's tool call (a chunk, then its update), the tool's result,
+	// the state after that step, the answer's chunks, and the final state.
+	want := []string{"metadata", "values", "messages", "updates", "messages", "updates", "values", "messages", "updates", "values", "end"}
 	if got := compact(kinds(evs)); !slices.Equal(got, want) {
-		t.Errorf("event kinds = %q, want %q", got, want)
+		t.Errorf("event kinds = %q, want %q\n%s", got, want, dump(evs))
 	}
 	deltas, final := streamed(t, evs)
 	if final != answer || deltas != answer {
-		t.Errorf("deltas %q, message %q, want %q", deltas, final, answer)
+		t.Errorf("deltas %q, final %q, want %q", deltas, final, answer)
 	}
-	if n := len(of(evs, "message_delta")); n < 10 {
+	if n := len(of(evs, "messages")); n < 10 {
 		t.Errorf("the answer came in %d pieces", n)
 	}
-	if endStatus(t, evs) != "success" {
+	if h.endStatus(evs) != "success" {
 		t.Errorf("end:\n%s", dump(evs))
 	}
-
 	var meta struct {
 		RunID    string `json:"run_id"`
 		ThreadID string `json:"thread_id"`
+		Attempt  int    `json:"attempt"`
 	}
-	of(evs, "metadata")[0].decode(t, &meta)
-	if meta.RunID != run.RunID || meta.ThreadID != id {
+	evs[0].decode(t, &meta)
+	if evs[0].Kind != "metadata" || meta.RunID != run.RunID || meta.ThreadID != id || meta.Attempt != 1 {
 		t.Errorf("metadata = %+v", meta)
 	}
-	var start struct {
-		CallID string `json:"call_id"`
-		Name   string `json:"name"`
+	cs := chunks(t, evs)
+	call, result, reasoning := cs[0], cs[1], cs[2]
+	if len(call.ToolCallChunks) != 1 || call.ToolCallChunks[0].Name != "note" || call.Node != "model" {
+		t.Errorf("tool call chunk = %+v", call)
 	}
-	of(evs, "tool_start")[0].decode(t, &start)
-	var end struct {
-		CallID  string `json:"call_id"`
-		Name    string `json:"name"`
-		Result  string `json:"result"`
-		IsError bool   `json:"is_error"`
+	if result.Type != "tool" || result.Content != "noted: milk" || result.ToolCallID != call.ToolCallChunks[0].ID || result.Node != "tools" {
+		t.Errorf("tool result = %+v", result)
 	}
-	of(evs, "tool_end")[0].decode(t, &end)
-	if start.Name != "note" || start.CallID == "" || end.CallID != start.CallID || end.Result != "noted: milk" || end.IsError {
-		t.Errorf("tool events: %+v %+v", start, end)
+	if reasoning.Kwargs.Reasoning == "" || reasoning.ID == call.ID {
+		t.Errorf("reasoning chunk = %+v (the tool call's message is %s)", reasoning, call.ID)
 	}
-	var msg struct {
+	var usage struct {
 		Usage struct {
-			Prompt     int `json:"prompt_tokens"`
-			Completion int `json:"completion_tokens"`
-		} `json:"usage"`
+			Input  int `json:"input_tokens"`
+			Output int `json:"output_tokens"`
+		} `json:"usage_metadata"`
 	}
-	of(evs, "message")[0].decode(t, &msg)
-	if msg.Usage.Prompt == 0 || msg.Usage.Completion == 0 {
-		t.Errorf("message usage = %+v", msg.Usage)
+	last := of(evs, "messages")[len(of(evs, "messages"))-1]
+	var pair []json.RawMessage
+	last.decode(t, &pair)
+	json.Unmarshal(pair[0], &usage)
+	if usage.Usage.Input == 0 || usage.Usage.Output == 0 {
+		t.Errorf("the last chunk has no usage: %s", last)
+	}
+	// The final state's messages carry the ids the chunks had.
+	var values struct{ Messages []messageJSON }
+	of(evs, "values")[len(of(evs, "values"))-1].decode(t, &values)
+	var types []string
+	for _, m := range values.Messages {
+		types = append(types, m.Type)
+	}
+	if !slices.Equal(types, []string{"human", "ai", "tool", "ai"}) || values.Messages[1].ID != call.ID || values.Messages[3].ID != reasoning.ID {
+		t.Errorf("final values = %+v; chunks %s, %s", values.Messages, call.ID, reasoning.ID)
 	}
 
 	st := h.runStatus(id, run.RunID)
-	if st.Status != "success" || st.Error != "" || st.Started.IsZero() || st.Ended.Before(st.Started) {
+	if st.Status != "success" || st.Error != "" || st.AssistantID != "lead_agent" || st.Updated.Before(st.Created) {
 		t.Errorf("status = %+v", st)
 	}
 	if got := roles(storedMessages(t, h.st, id)); !slices.Equal(got, []string{
@@ -92,8 +105,12 @@ func TestAPIRunStreamsToTheAnswer(t *testing.T) {
 		t.Errorf("stored = %q", got)
 	}
 	// Streaming it again replays the same events.
+	// (The values are the thread's now, not as they were at each step.)
 	again := h.collect(id, run.RunID)
-	if dump(again) != dump(evs) {
+	noValues := func(evs []sseEvent) []sseEvent {
+		return slices.DeleteFunc(slices.Clone(evs), func(e sseEvent) bool { return e.Kind == "values" })
+	}
+	if dump(noValues(again)) != dump(noValues(evs)) {
 		t.Errorf("a second stream differs:\n%s\nfirst:\n%s", dump(again), dump(evs))
 	}
 }
@@ -105,7 +122,7 @@ func TestAPIRunInputForms(t *testing.T) {
 		input any
 		want  string
 	}{
-		{"plain text", "plain text"},
+		{msg("an OpenAI message"), "an OpenAI message"},
 		{map[string]any{"content": "a content field"}, "a content field"},
 		{map[string]any{"message": "a message field"}, "a message field"},
 		{map[string]any{"text": "a text field"}, "a text field"},
@@ -120,7 +137,7 @@ func TestAPIRunInputForms(t *testing.T) {
 		}}, "parts joined"},
 	} {
 		run := h.startRun(id, map[string]any{"input": c.input})
-		if endStatus(t, h.collect(id, run.RunID)) != "success" {
+		if h.endStatus(h.collect(id, run.RunID)) != "success" {
 			t.Fatalf("input %v failed", c.input)
 		}
 		reqs := h.fake.Requests()
@@ -130,7 +147,7 @@ func TestAPIRunInputForms(t *testing.T) {
 	}
 	// {"message": "…"} with no input at all.
 	run := h.startRun(id, map[string]any{"message": "just a message"})
-	if endStatus(t, h.collect(id, run.RunID)) != "success" {
+	if h.endStatus(h.collect(id, run.RunID)) != "success" {
 		t.Fatal("a top-level message failed")
 	}
 	if reqs := h.fake.Requests(); lastUser(reqs[len(reqs)-1]) != "just a message" {
@@ -143,17 +160,17 @@ func TestAPIRunInputForms(t *testing.T) {
 func TestAPIRejectWhileBusy(t *testing.T) {
 	h := newHarness(t, config{})
 	id, first, hold := h.busyThread("first", "first done")
-	busy := map[string]any{"input": "second", "multitask_strategy": "reject"}
+	busy := map[string]any{"input": msg("second"), "multitask_strategy": "reject"}
 	wantError(t, h.request("POST", "/api/threads/"+id+"/runs", busy), http.StatusConflict, "thread_busy")
-	queued := h.startRun(id, map[string]any{"input": "queued", "multitask_strategy": "enqueue"})
+	queued := h.startRun(id, map[string]any{"input": msg("queued"), "multitask_strategy": "enqueue"})
 	wantError(t, h.request("POST", "/api/threads/"+id+"/runs", busy), http.StatusConflict, "thread_busy")
 	close(hold)
-	if endStatus(t, h.collect(id, first.RunID)) != "success" || endStatus(t, h.collect(id, queued.RunID)) != "success" {
+	if h.endStatus(h.collect(id, first.RunID)) != "success" || h.endStatus(h.collect(id, queued.RunID)) != "success" {
 		t.Fatal("the runs failed")
 	}
 	// The stream has ended: the thread is idle, and reject runs.
-	run := h.startRun(id, map[string]any{"input": "now", "multitask_strategy": "REJECT"})
-	if run.Strategy != "reject" || endStatus(t, h.collect(id, run.RunID)) != "success" {
+	run := h.startRun(id, map[string]any{"input": msg("now"), "multitask_strategy": "REJECT"})
+	if run.Strategy != "reject" || h.endStatus(h.collect(id, run.RunID)) != "success" {
 		t.Errorf("reject on an idle thread: %+v", run)
 	}
 	if got := roles(storedMessages(t, h.st, id)); !slices.Equal(got, []string{
@@ -170,26 +187,26 @@ func TestAPIEnqueue(t *testing.T) {
 	h := newHarness(t, config{})
 	id, first, hold := h.busyThread("first", "first done")
 	second := h.startRun(id, "second")
-	third := h.startRun(id, map[string]any{"input": "third", "multitask_strategy": "enqueue"})
+	third := h.startRun(id, map[string]any{"input": msg("third"), "multitask_strategy": "enqueue"})
 	for _, r := range []runJSON{second, third} {
 		if r.Status != "pending" || r.Strategy != "enqueue" {
 			t.Errorf("queued run = %+v", r)
 		}
-		if st := h.runStatus(id, r.RunID); st.Status != "pending" || !st.Started.IsZero() {
+		if st := h.runStatus(id, r.RunID); st.Status != "pending" {
 			t.Errorf("queued run status = %+v", st)
 		}
 	}
 	if st := h.runStatus(id, first.RunID); st.Status != "running" {
 		t.Errorf("first = %+v", st)
 	}
-	if !h.getThread(id).Busy {
+	if h.getThread(id).Status != "busy" {
 		t.Error("not busy")
 	}
 	// A stream of a waiting run stays open, idle, until it runs.
 	s := h.openStream(id, third.RunID, "")
 	close(hold)
 	evs := s.rest()
-	if endStatus(t, evs) != "success" || evs[0].Kind != "metadata" {
+	if h.endStatus(evs) != "success" || evs[0].Kind != "metadata" {
 		t.Errorf("third:\n%s", dump(evs))
 	}
 	for _, r := range []runJSON{first, second} {
@@ -224,23 +241,23 @@ func TestAPIInterrupt(t *testing.T) {
 	id := h.createThread()
 	first := h.startRun(id, "first")
 	s := h.openStream(id, first.RunID, "")
-	evs := s.until("message_delta")
-	evs = append(evs, s.until("message_delta")...) // two pieces: the model is mid-answer
+	evs := s.untilText()
+	evs = append(evs, s.untilText()...) // two pieces: the model is mid-answer
 
-	second := h.startRun(id, map[string]any{"input": "second", "multitask_strategy": "interrupt"})
+	second := h.startRun(id, map[string]any{"input": msg("second"), "multitask_strategy": "interrupt"})
 	if second.Strategy != "interrupt" {
 		t.Errorf("%+v", second)
 	}
 	evs = append(evs, s.rest()...)
 	checkIDs(t, evs, 1)
-	if endStatus(t, evs) != "interrupted" || len(of(evs, "message")) != 0 || len(of(evs, "rolled_back")) != 0 {
+	if h.endStatus(evs) != "interrupted" || len(answers(t, evs)) != 0 || len(customs(t, evs, "rolled_back")) != 0 {
 		t.Errorf("first run's events:\n%s", dump(evs))
 	}
 	h.fake.WaitCancelled(1)
-	if st := h.runStatus(id, first.RunID); st.Status != "interrupted" || st.RolledBack || !strings.Contains(st.Error, "interrupted") {
+	if st := h.runStatus(id, first.RunID); st.Status != "interrupted" || !strings.Contains(st.Error, "interrupted") {
 		t.Errorf("first = %+v", st)
 	}
-	if endStatus(t, h.collect(id, second.RunID)) != "success" {
+	if h.endStatus(h.collect(id, second.RunID)) != "success" {
 		t.Fatal("the second run failed")
 	}
 	if got := roles(storedMessages(t, h.st, id)); !slices.Equal(got, []string{
@@ -253,8 +270,8 @@ func TestAPIInterrupt(t *testing.T) {
 		t.Errorf("the second run did not see the first's tool round: %+v", reqs[2].Messages)
 	}
 	// On an idle thread, interrupt just runs.
-	run := h.startRun(id, map[string]any{"input": "third", "multitask_strategy": "interrupt"})
-	if endStatus(t, h.collect(id, run.RunID)) != "success" {
+	run := h.startRun(id, map[string]any{"input": msg("third"), "multitask_strategy": "interrupt"})
+	if h.endStatus(h.collect(id, run.RunID)) != "success" {
 		t.Error("interrupt on an idle thread failed")
 	}
 }
@@ -279,7 +296,7 @@ func testRollbackExact(t *testing.T, history bool) {
 		setup := h.startRun(id, "setup")
 		h.collect(id, setup.RunID)
 		h.agent.StopAll(context.Background(), nil) // no run is active: this waits for the title
-		if th := h.getThread(id); th.Title == "" {
+		if th := h.getThread(id); th.Values.Title == "" {
 			t.Fatalf("no title: %+v", th)
 		}
 		want = []string{"user: setup", "assistant: answer to: setup"}
@@ -294,7 +311,7 @@ func testRollbackExact(t *testing.T, history bool) {
 	if n := len(storedMessages(t, h.st, id)); n != len(want)+4 {
 		t.Errorf("%d messages stored before the rollback", n)
 	}
-	second := h.startRun(id, map[string]any{"input": "never runs", "multitask_strategy": "rollback"})
+	second := h.startRun(id, map[string]any{"input": msg("never runs"), "multitask_strategy": "rollback"})
 	if second.Status != "pending" || second.Strategy != "rollback" {
 		t.Errorf("%+v", second)
 	}
@@ -307,14 +324,12 @@ func testRollbackExact(t *testing.T, history bool) {
 	close(b.release)
 	evs := s.rest()
 	checkIDs(t, evs, 1)
-	if endStatus(t, evs) != "interrupted" || len(of(evs, "rolled_back")) != 1 || kinds(evs)[len(evs)-2] != "rolled_back" {
+	if h.endStatus(evs) != "interrupted" || len(customs(t, evs, "rolled_back")) != 1 {
 		t.Errorf("events:\n%s", dump(evs))
 	}
-	st := h.runStatus(id, first.RunID)
-	if st.Status != "interrupted" || !st.RolledBack {
-		t.Errorf("first = %+v", st)
-	}
-	if h.getThread(id).Busy {
+	// A rolled-back run is deleted, as in LangGraph.
+	wantError(t, h.request("GET", "/api/threads/"+id+"/runs/"+first.RunID, nil), http.StatusNotFound, "rolled back")
+	if h.getThread(id).Status == "busy" {
 		t.Fatal("busy after the rollback")
 	}
 	sameDump(t, dumpThreads(t, h.st), before)
@@ -354,19 +369,17 @@ func TestAPIRollbackThenNextRun(t *testing.T) {
 	)
 	first := h.startRun(id, "undo me")
 	s := h.openStream(id, first.RunID, "")
-	evs := s.until("message_delta")
-	second := h.startRun(id, map[string]any{"input": "instead", "multitask_strategy": "rollback"})
+	evs := s.untilText()
+	second := h.startRun(id, map[string]any{"input": msg("instead"), "multitask_strategy": "rollback"})
 	evs = append(evs, s.rest()...)
 	checkIDs(t, evs, 1)
-	if endStatus(t, evs) != "interrupted" || len(of(evs, "rolled_back")) != 1 {
+	if h.endStatus(evs) != "interrupted" || len(customs(t, evs, "rolled_back")) != 1 {
 		t.Errorf("first run's events:\n%s", dump(evs))
 	}
-	if endStatus(t, h.collect(id, second.RunID)) != "success" {
+	if h.endStatus(h.collect(id, second.RunID)) != "success" {
 		t.Fatal("the second run failed")
 	}
-	if st := h.runStatus(id, first.RunID); st.Status != "interrupted" || !st.RolledBack {
-		t.Errorf("first = %+v", st)
-	}
+	wantError(t, h.request("GET", "/api/threads/"+id+"/runs/"+first.RunID, nil), http.StatusNotFound, "rolled back")
 	after := storedMessages(t, h.st, id)
 	if got, want := roles(after), append(roles(beforeMsgs), "user: instead", "assistant: answer to: instead"); !slices.Equal(got, want) {
 		t.Errorf("stored = %q, want %q", got, want)
@@ -407,16 +420,16 @@ func TestAPICancel(t *testing.T) {
 		t.Errorf("cancel waiting: %s", r)
 	}
 	evs := h.collect(id, waiting.RunID)
-	if endStatus(t, evs) != "interrupted" || len(evs) != 1 {
+	if h.endStatus(evs) != "interrupted" || !slices.Equal(kinds(evs), []string{"metadata", "values", "end"}) {
 		t.Errorf("the cancelled waiting run's events:\n%s", dump(evs))
 	}
 
 	s := h.openStream(id, running.RunID, "")
-	s.until("run_started")
+	seen := s.until("values")
 	if r := h.request("POST", "/api/threads/"+id+"/runs/"+running.RunID+"/cancel", nil); r.status != http.StatusAccepted {
 		t.Errorf("cancel running: %s", r)
 	}
-	if endStatus(t, s.rest()) != "interrupted" {
+	if h.endStatus(append(seen, s.rest()...)) != "interrupted" {
 		t.Error("the running run did not end interrupted")
 	}
 	h.fake.WaitCancelled(1)
@@ -444,17 +457,17 @@ func TestAPIRefuseAndClose(t *testing.T) {
 	id, running, hold := h.busyThread("running", "finished in the grace period")
 	waiting := h.startRun(id, "waiting")
 	s := h.openStream(id, running.RunID, "")
-	s.until("run_started")
+	seen := s.until("values")
 
 	h.runner.Refuse()
-	wantError(t, h.request("POST", "/api/threads/"+id+"/runs", map[string]any{"input": "late"}), http.StatusServiceUnavailable, "shutting_down")
+	wantError(t, h.request("POST", "/api/threads/"+id+"/runs", map[string]any{"input": msg("late")}), http.StatusServiceUnavailable, "shutting_down")
 	if st := h.runStatus(id, waiting.RunID); st.Status != "pending" {
 		t.Errorf("the waiting run = %+v", st)
 	}
 	// The running run goes on and ends; then Close ends the streams.
 	close(hold)
-	evs := s.rest()
-	if endStatus(t, evs) != "success" {
+	evs := append(seen, s.rest()...)
+	if h.endStatus(evs) != "success" {
 		t.Errorf("events:\n%s", dump(evs))
 	}
 	h.runner.Close(context.Background(), 0, errors.New("restart"))
@@ -477,7 +490,7 @@ func TestAPIRefuseAndClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs = h.collect(id, waiting.RunID)
-	if endStatus(t, evs) != "success" {
+	if h.endStatus(evs) != "success" {
 		t.Errorf("the resumed run:\n%s", dump(evs))
 	}
 	if got := roles(storedMessages(t, h.st, id)); !slices.Equal(got, []string{"user: running", "assistant: finished in the grace period", "user: waiting", "assistant: answer to: waiting"}) {
@@ -504,7 +517,7 @@ func TestAPIRunUserID(t *testing.T) {
 	h := newHarness(t, config{})
 	id := h.createThread()
 	for input, want := range map[string]string{"anonymous": "api-thread:" + id, "named": "api:alice@example.com"} {
-		body := map[string]any{"input": input}
+		body := map[string]any{"input": msg(input)}
 		if input == "named" {
 			body["user_id"] = "  alice@example.com "
 		}
@@ -519,6 +532,6 @@ func TestAPIRunUserID(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{strings.Repeat("u", 129), "a\nb", "a\x00b", "a\x7fb"} {
-		wantError(t, h.request("POST", "/api/threads/"+id+"/runs", map[string]any{"input": "x", "user_id": bad}), http.StatusBadRequest, "bad_user_id")
+		wantError(t, h.request("POST", "/api/threads/"+id+"/runs", map[string]any{"input": msg("x"), "user_id": bad}), http.StatusUnprocessableEntity, "bad_user_id")
 	}
 }

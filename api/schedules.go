@@ -23,7 +23,7 @@ func (s *Server) scheduleRoutes() {
 // schedulerOn answers 503 when scheduled tasks are off.
 func (s *Server) schedulerOn(w http.ResponseWriter) bool {
 	if s.o.Schedules == nil {
-		fail(w, http.StatusServiceUnavailable, "scheduler_disabled", "Scheduled tasks are off: set scheduler.enabled to true.")
+		fail(w, http.StatusServiceUnavailable, "Scheduled tasks are off: set scheduler.enabled to true.")
 		return false
 	}
 	return true
@@ -67,14 +67,14 @@ func (s *Server) createSchedule(w http.ResponseWriter, r *http.Request) {
 	}
 	user, ok := runUser(t.ID, body.UserID)
 	if !ok {
-		fail(w, http.StatusBadRequest, "bad_user_id", "user_id must be at most 128 printable characters.")
+		fail(w, http.StatusBadRequest, "user_id must be at most 128 printable characters.")
 		return
 	}
 	task, err := s.o.Schedules.Create(scheduler.NewTask{
 		ChatKey: t.ChatKey, User: user, Prompt: body.Prompt, Description: body.Description, Spec: body.Spec,
 	})
 	if err != nil {
-		fail(w, http.StatusBadRequest, "bad_schedule", err.Error())
+		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	v := scheduler.View(task)
@@ -92,10 +92,10 @@ func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request) {
 	_, err := s.o.Schedules.Cancel(t.ChatKey, r.PathValue("sid"))
 	switch {
 	case errors.Is(err, scheduler.ErrNotFound):
-		fail(w, http.StatusNotFound, "schedule_not_found", "The thread has no scheduled task "+r.PathValue("sid")+".")
+		fail(w, http.StatusNotFound, "The thread has no scheduled task "+r.PathValue("sid")+".")
 	case err != nil:
 		s.log.Error("api: cancelling a scheduled task", "thread", t.ID, "err", err)
-		fail(w, http.StatusInternalServerError, "store_error", "The task could not be cancelled; try again.")
+		fail(w, http.StatusInternalServerError, "The task could not be cancelled; try again.")
 	default:
 		w.WriteHeader(http.StatusNoContent)
 	}

@@ -22,7 +22,7 @@ func TestAPIStreamResumeWithLastEventID(t *testing.T) {
 	var all []sseEvent
 	// Read a few, drop the connection.
 	s := h.openStream(id, run.RunID, "")
-	for len(of(all, "message_delta")) < 3 {
+	for len(of(all, "messages")) < 3 {
 		ev, ok := s.next()
 		if !ok {
 			t.Fatal("the stream ended early")
@@ -50,15 +50,15 @@ func TestAPIStreamResumeWithLastEventID(t *testing.T) {
 	close(hold)
 	// Resume again through the query parameter, to the end.
 	last = all[len(all)-1].ID
-	r := h.request("GET", "/api/threads/"+id+"/runs/"+run.RunID+"/stream?last_event_id="+strconv.Itoa(last), nil)
+	r := h.request("GET", "/api/threads/"+id+"/runs/"+run.RunID+"/stream?"+allModes+"&last_event_id="+strconv.Itoa(last), nil)
 	if r.status != http.StatusOK {
 		t.Fatalf("stream with last_event_id: %s", r)
 	}
-	tail := parseAll(t, string(r.body))
+	tail := parseAll(t, string(r.body), last)
 	all = append(all, tail...)
 
 	checkIDs(t, all, 1) // no gap, no repeat
-	if endStatus(t, all) != "success" || len(of(all, "gap")) != 0 {
+	if h.endStatus(all) != "success" || len(customs(t, all, "stream_replay_gap")) != 0 {
 		t.Errorf("events:\n%s", dump(all))
 	}
 	if deltas, final := streamed(t, all); deltas != longAnswer || final != longAnswer {
@@ -74,17 +74,17 @@ func TestAPIStreamResumeWithLastEventID(t *testing.T) {
 		if s, r := h.tryStream(id, run.RunID, bad); s != nil {
 			t.Errorf("Last-Event-ID %q accepted", bad)
 		} else {
-			wantError(t, r, http.StatusBadRequest, "bad_last_event_id")
+			wantError(t, r, http.StatusUnprocessableEntity, "bad_last_event_id")
 		}
 	}
 }
 
 // parseAll parses a whole event stream read at once.
-func parseAll(t *testing.T, body string) []sseEvent {
+func parseAll(t *testing.T, body string, lastID int) []sseEvent {
 	t.Helper()
 	var evs []sseEvent
 	for _, block := range strings.Split(body, "\n\n") {
-		var ev sseEvent
+		ev := sseEvent{ID: lastID}
 		seen := false
 		for _, line := range strings.Split(block, "\n") {
 			field, value, _ := strings.Cut(line, ": ")
@@ -95,6 +95,7 @@ func parseAll(t *testing.T, body string) []sseEvent {
 					t.Fatalf("id line %q", line)
 				}
 				ev.ID, ev.HasID, seen = n, true, true
+				lastID = n
 			case "event":
 				ev.Kind, seen = value, true
 			case "data":
@@ -118,7 +119,7 @@ func TestAPIStreamGap(t *testing.T) {
 	id := h.createThread()
 	run := h.startRun(id, "long")
 	s := h.openStream(id, run.RunID, "")
-	first := s.until("run_started")
+	first := s.until("values")
 	checkIDs(t, first, 1)
 	s.close()
 	close(hold)
@@ -127,24 +128,31 @@ func TestAPIStreamGap(t *testing.T) {
 	for _, from := range []string{"2", ""} {
 		s = h.openStream(id, run.RunID, from)
 		evs := s.rest()
-		if len(evs) != 5 || evs[0].Kind != "gap" || evs[0].HasID {
+		if len(evs) < 2 || len(customs(t, evs[:1], "stream_replay_gap")) != 1 || evs[0].HasID {
 			t.Fatalf("after %q:\n%s", from, dump(evs))
 		}
 		var gap struct{ From, To int }
 		evs[0].decode(t, &gap)
 		kept := evs[1:]
-		checkIDs(t, kept, kept[0].ID)
+		firstID := 0
+		for _, e := range kept {
+			if e.HasID {
+				firstID = e.ID
+				break
+			}
+		}
+		checkIDs(t, kept, firstID)
 		wantFrom := 1
 		if from != "" {
 			wantFrom = 3
 		}
-		if gap.From != wantFrom || gap.To != kept[0].ID-1 {
-			t.Errorf("gap %+v, then ids from %d", gap, kept[0].ID)
+		if gap.From != wantFrom || gap.To != firstID-1 {
+			t.Errorf("gap %+v, then ids from %d", gap, firstID)
 		}
-		if endStatus(t, kept) != "success" || kept[len(kept)-2].Kind != "message" {
+		if h.endStatus(kept) != "success" || len(answers(t, kept)) != 1 {
 			t.Errorf("kept:\n%s", dump(kept))
 		}
-		// 2 + the deltas + message + end
+		// 2 + the deltas + the answer + end
 		if last := kept[len(kept)-1].ID; last != 2+len(longAnswer)/3+2 {
 			t.Errorf("last id %d", last)
 		}
@@ -173,7 +181,7 @@ func TestAPIStreamHeartbeat(t *testing.T) {
 		}
 		evs = append(evs, ev)
 	}
-	if got := strings.Join(kinds(evs), ","); got != "metadata,run_started" && got != "metadata" {
+	if got := strings.Join(kinds(evs), ","); got != "metadata,values" && got != "metadata" {
 		t.Errorf("events of an idle run: %s", got)
 	}
 }
@@ -182,9 +190,9 @@ func TestAPIOnDisconnectCancel(t *testing.T) {
 	h := newHarness(t, config{})
 	h.fake.Script(fakeopenai.Turn{Text: "never", Hold: make(chan struct{})})
 	id := h.createThread()
-	run := h.startRun(id, map[string]any{"input": "watch me", "on_disconnect": "cancel"})
+	run := h.startRun(id, map[string]any{"input": msg("watch me"), "on_disconnect": "cancel"})
 	s := h.openStream(id, run.RunID, "")
-	s.until("run_started")
+	s.until("values")
 	h.fake.WaitRequests(1)
 	s.close()
 	h.fake.WaitCancelled(1)
@@ -193,10 +201,10 @@ func TestAPIOnDisconnectCancel(t *testing.T) {
 		t.Errorf("status = %+v", st)
 	}
 	// Its events say so to a client that comes back.
-	if evs := h.collect(id, run.RunID); endStatus(t, evs) != "interrupted" {
+	if evs := h.collect(id, run.RunID); h.endStatus(evs) != "interrupted" {
 		t.Errorf("events:\n%s", dump(evs))
 	}
-	wantError(t, h.request("POST", "/api/threads/"+id+"/runs", map[string]any{"input": "x", "on_disconnect": "later"}), http.StatusBadRequest, "bad_on_disconnect")
+	wantError(t, h.request("POST", "/api/threads/"+id+"/runs", map[string]any{"input": msg("x"), "on_disconnect": "later"}), http.StatusUnprocessableEntity, "bad_on_disconnect")
 }
 
 func TestAPIOnDisconnectContinueByDefault(t *testing.T) {
@@ -204,10 +212,10 @@ func TestAPIOnDisconnectContinueByDefault(t *testing.T) {
 	hold := make(chan struct{})
 	h.fake.Script(fakeopenai.Turn{Text: "done without you", Hold: hold})
 	id := h.createThread()
-	for i, body := range []map[string]any{{"input": "default"}, {"input": "explicit", "on_disconnect": "continue"}} {
+	for i, body := range []map[string]any{{"input": msg("default")}, {"input": msg("explicit"), "on_disconnect": "continue"}} {
 		run := h.startRun(id, body)
 		s := h.openStream(id, run.RunID, "")
-		s.until("run_started")
+		s.until("values")
 		h.fake.WaitRequests(i + 1)
 		s.close()
 		if i == 0 {
@@ -219,8 +227,8 @@ func TestAPIOnDisconnectContinueByDefault(t *testing.T) {
 		t.Errorf("%d model calls cancelled", n)
 	}
 	th := h.getThread(id)
-	if len(th.Messages) != 4 || th.Messages[1].Content != "done without you" {
-		t.Errorf("messages = %+v", th.Messages)
+	if len(th.Values.Messages) != 4 || th.Values.Messages[1].Content != "done without you" {
+		t.Errorf("messages = %+v", th.Values.Messages)
 	}
 }
 
@@ -229,18 +237,18 @@ func TestAPIOnDisconnectContinueByDefault(t *testing.T) {
 func TestAPIOnDisconnectCancelWhileWaiting(t *testing.T) {
 	h := newHarness(t, config{})
 	id, first, hold := h.busyThread("first", "first done")
-	waiting := h.startRun(id, map[string]any{"input": "waits", "on_disconnect": "cancel"})
+	waiting := h.startRun(id, map[string]any{"input": msg("waits"), "on_disconnect": "cancel"})
 	s := h.openStream(id, waiting.RunID, "")
 	s.close()
 	h.waitStatus(id, waiting.RunID, "interrupted")
 	close(hold)
-	if endStatus(t, h.collect(id, first.RunID)) != "success" {
+	if h.endStatus(h.collect(id, first.RunID)) != "success" {
 		t.Fatal("the first run failed")
 	}
 	if n := len(h.fake.Requests()); n != 1 {
 		t.Errorf("%d model calls: the cancelled run ran", n)
 	}
-	if h.getThread(id).Busy {
+	if h.getThread(id).Status == "busy" {
 		t.Error("busy")
 	}
 }

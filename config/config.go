@@ -80,6 +80,8 @@ type HTTP struct {
 	// APIToken is the bearer token every /api route needs; empty: the
 	// HTTP API is off.
 	APIToken string `yaml:"api_token"`
+	// CORSOrigins are the browser origins (or "*") allowed to call /api.
+	CORSOrigins []string `yaml:"cors_origins"`
 }
 
 // Shutdown configures what SIGTERM/SIGINT does to running replies.

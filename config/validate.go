@@ -112,6 +112,11 @@ func (v *validator) basics() {
 		// The length only: the token itself is never echoed.
 		v.fail("http.api_token", "must be at least %d characters long (it has %d); generate one with: openssl rand -hex 32", MinAPIToken, n)
 	}
+	for i, o := range c.HTTP.CORSOrigins {
+		if u, err := url.Parse(o); o != "*" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "") {
+			v.fail(fmt.Sprintf("http.cors_origins[%d]", i), "must be an http(s) origin such as https://app.example.com, or \"*\"")
+		}
+	}
 	v.agent()
 	v.between("router.max_queued", c.Router.MaxQueued, 1, 10000)
 	v.between("shutdown.grace_seconds", c.Shutdown.GraceSeconds, 0, 3600)

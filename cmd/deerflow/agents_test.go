@@ -201,10 +201,20 @@ func TestAPIAgents(t *testing.T) {
 	if len(list.Agents) != 2 || list.Agents[0].Name != "coder" || list.Agents[0].Source != "config" || list.Agents[0].Model != "big" {
 		t.Errorf("agents = %+v", list.Agents)
 	}
+	var assistants []struct {
+		ID      string `json:"assistant_id"`
+		GraphID string `json:"graph_id"`
+	}
+	c.call("POST", "/api/assistants/search", map[string]any{}, http.StatusOK, &assistants)
+	if len(assistants) != 3 || assistants[0].ID != "lead_agent" || assistants[1].ID != "coder" || assistants[2].GraphID != "lead_agent" {
+		t.Errorf("assistants = %+v", assistants)
+	}
 	id := c.thread()
-	for _, body := range []map[string]any{{"input": "hi", "agent": "coder"}, {"input": "hi", "assistant_id": "researcher"}, {"input": "hi", "assistant_id": "lead_agent"}} {
+	// An agent is named as DeerFlow's UI names it (context agent_name) or
+	// as the assistant.
+	for _, body := range []map[string]any{{"input": msg("hi"), "context": map[string]any{"agent_name": "coder"}}, {"input": msg("hi"), "assistant_id": "researcher"}, {"input": msg("hi"), "assistant_id": "lead_agent"}} {
 		var r apiRun
-		c.call("POST", "/api/threads/"+id+"/runs", body, http.StatusAccepted, &r)
+		c.call("POST", "/api/threads/"+id+"/runs", body, http.StatusOK, &r)
 		evs := c.stream(id, r.RunID).rest()
 		ended(t, evs, "success")
 		if a := answerOf(t, evs); !strings.HasPrefix(a, "soul: ") {
@@ -218,7 +228,7 @@ func TestAPIAgents(t *testing.T) {
 	if diff := cmp.Diff([]string{"Coder", "Researcher", "built-in"}, souls); diff != "" {
 		t.Errorf("souls (-want +got):\n%s", diff)
 	}
-	if code, body := c.do("POST", "/api/threads/"+id+"/runs", map[string]any{"input": "hi", "agent": "ghost"}); code != http.StatusNotFound || !strings.Contains(string(body), "unknown_agent") {
+	if code, body := c.do("POST", "/api/threads/"+id+"/runs", map[string]any{"input": msg("hi"), "assistant_id": "ghost"}); code != http.StatusNotFound || !strings.Contains(string(body), `"detail"`) {
 		t.Errorf("unknown agent: %d %s", code, body)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/deerflow/deerflow/api"
+	"github.com/deerflow/deerflow/api/gateway"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/sandbox"
@@ -31,7 +32,12 @@ func (a *app) newAPI(sb *sandbox.Manager) error {
 		Schedules:   a.scheduler,
 		Agents:      a.agentList,
 		Persona:     a.agents.Named,
-		Logger:      a.log,
+		CORSOrigins: a.cfg.HTTP.CORSOrigins,
+		Routes: gateway.New(gateway.Options{ // DeerFlow's UI routes beyond LangGraph's
+			Config: a.cfg, Files: sb, Intake: a.intake(), Skills: a.skills,
+			Store: a.store, Scheduler: a.scheduler != nil, Logger: a.log,
+		}).Register,
+		Logger: a.log,
 	})
 	if err != nil {
 		return err

@@ -72,10 +72,12 @@ func (c apiClient) call(method, path string, body any, status int, v any) {
 
 type apiThread struct {
 	ThreadID string `json:"thread_id"`
-	Messages []struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	} `json:"messages"`
+	Values   struct {
+		Messages []struct {
+			Type    string `json:"type"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	} `json:"values"`
 }
 
 type apiRun struct {
@@ -84,17 +86,22 @@ type apiRun struct {
 	Error  string `json:"error"`
 }
 
+// msg is a run's input: the person's message, as LangGraph's SDKs send it.
+func msg(text string) map[string]any {
+	return map[string]any{"messages": []map[string]any{{"role": "user", "content": text}}}
+}
+
 func (c apiClient) thread() string {
 	c.t.Helper()
 	var th apiThread
-	c.call("POST", "/api/threads", nil, http.StatusCreated, &th)
+	c.call("POST", "/api/threads", nil, http.StatusOK, &th)
 	return th.ThreadID
 }
 
 func (c apiClient) run(thread, input string) string {
 	c.t.Helper()
 	var r apiRun
-	c.call("POST", "/api/threads/"+thread+"/runs", map[string]any{"input": input}, http.StatusAccepted, &r)
+	c.call("POST", "/api/threads/"+thread+"/runs", map[string]any{"input": msg(input)}, http.StatusOK, &r)
 	return r.RunID
 }
 
@@ -111,12 +118,13 @@ type apiStream struct {
 	body   io.ReadCloser
 	sc     *bufio.Scanner
 	cancel context.CancelFunc
+	last   int // the last id sent
 }
 
 func (c apiClient) stream(thread, run string) *apiStream {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound, not a timing assertion
-	req, err := http.NewRequestWithContext(ctx, "GET", c.base+"/api/threads/"+thread+"/runs/"+run+"/stream", nil)
+	req, err := http.NewRequestWithContext(ctx, "GET", c.base+"/api/threads/"+thread+"/runs/"+run+"/stream?stream_mode=values&stream_mode=custom", nil)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -146,6 +154,9 @@ func (s *apiStream) next() (ev apiEvent, ok bool) {
 		switch {
 		case line == "":
 			if seen {
+				if ev.id == 0 {
+					ev.id = s.last
+				}
 				return ev, true
 			}
 		case strings.HasPrefix(line, ":"), strings.HasPrefix(line, "retry:"):
@@ -155,6 +166,7 @@ func (s *apiStream) next() (ev apiEvent, ok bool) {
 				s.t.Fatalf("id line %q", line)
 			}
 			ev.id, seen = n, true
+			s.last = n
 		case strings.HasPrefix(line, "event: "):
 			ev.kind, seen = strings.TrimPrefix(line, "event: "), true
 		case strings.HasPrefix(line, "data: "):
@@ -195,11 +207,12 @@ func (s *apiStream) rest() []apiEvent {
 }
 
 // ended checks that evs end with the end event of status, after ids
-// from 1 without gaps.
+// from 1 that grow (a record that makes several events sends its id on
+// the last).
 func ended(t *testing.T, evs []apiEvent, status string) {
 	t.Helper()
 	for i, ev := range evs {
-		if ev.id != i+1 {
+		if i > 0 && ev.id < evs[i-1].id || i == 0 && ev.id > 1 {
 			t.Fatalf("event %d has id %d: %v", i, ev.id, evs)
 		}
 	}
@@ -208,19 +221,22 @@ func ended(t *testing.T, evs []apiEvent, status string) {
 	}
 }
 
-// answerOf is the content of the message event of evs.
+// answerOf is the last ai message of the last values event of evs.
 func answerOf(t *testing.T, evs []apiEvent) string {
 	t.Helper()
-	for _, ev := range evs {
-		if ev.kind == "message" {
-			var m struct{ Content string }
-			if err := json.Unmarshal([]byte(ev.data), &m); err != nil {
+	for _, ev := range slices.Backward(evs) {
+		if ev.kind == "values" {
+			var v apiThread
+			if err := json.Unmarshal([]byte(ev.data), &v.Values); err != nil {
 				t.Fatal(err)
 			}
-			return m.Content
+			if n := len(v.Values.Messages); n > 0 && v.Values.Messages[n-1].Type == "ai" {
+				return v.Values.Messages[n-1].Content
+			}
+			break
 		}
 	}
-	t.Fatalf("no message event: %v", evs)
+	t.Fatalf("no answer in the values: %v", evs)
 	return ""
 }
 
@@ -270,7 +286,7 @@ func TestBinaryAPIOnlyServe(t *testing.T) {
 	}
 	var th apiThread
 	c.call("GET", "/api/threads/"+id, nil, http.StatusOK, &th)
-	if len(th.Messages) != 2 || th.Messages[0].Content != "hello there" || th.Messages[1].Content != "answer to: hello there" {
+	if len(th.Values.Messages) != 2 || th.Values.Messages[0].Content != "hello there" || th.Values.Messages[1].Content != "answer to: hello there" {
 		t.Errorf("thread = %+v", th)
 	}
 
@@ -290,7 +306,7 @@ func TestBinaryAPIOnlyServe(t *testing.T) {
 		Files []struct{ Name, Path, URL string } `json:"files"`
 	}
 	for _, ev := range evs {
-		if ev.kind == "files" {
+		if ev.kind == "custom" && strings.Contains(ev.data, `"type":"files_presented"`) {
 			if err := json.Unmarshal([]byte(ev.data), &files); err != nil {
 				t.Fatal(err)
 			}
@@ -313,7 +329,7 @@ func TestBinaryAPIOnlyServe(t *testing.T) {
 	held := len(model.Requests()) + 1
 	run = c.run(id, "a long one")
 	s := c.stream(id, run)
-	s.until("run_started")
+	s.until("values")
 	model.WaitRequests(held)
 	// A run waiting behind it is stored: it runs after the restart.
 	queued := c.run(id, "queued one")
@@ -348,7 +364,7 @@ func TestBinaryAPIOnlyServe(t *testing.T) {
 		t.Errorf("the resumed run's answer = %q", got)
 	}
 	c.call("GET", "/api/threads/"+id, nil, http.StatusOK, &th)
-	if n := len(th.Messages); n < 3 || th.Messages[n-3].Content != "a long one" || th.Messages[n-2].Content != "queued one" {
+	if n := len(th.Values.Messages); n < 3 || th.Values.Messages[n-3].Content != "a long one" || th.Values.Messages[n-2].Content != "queued one" {
 		t.Errorf("thread after the restart = %+v", th)
 	}
 	// The thread goes on.
@@ -397,7 +413,7 @@ func TestAPIServeInProcess(t *testing.T) {
 	model.Script(fakeopenai.Turn{Text: "never", Hold: make(chan struct{})})
 	run := c.run(id, "held")
 	s := c.stream(id, run)
-	s.until("run_started")
+	s.until("values")
 	model.WaitRequests(2)
 	cancel()
 	rest := s.rest()
@@ -405,7 +421,7 @@ func TestAPIServeInProcess(t *testing.T) {
 	for i, ev := range rest {
 		kinds[i] = ev.kind
 	}
-	if !slices.Equal(kinds, []string{"end"}) || !strings.Contains(rest[0].data, `"interrupted"`) {
+	if kinds[len(kinds)-1] != "end" || slices.Contains(kinds, "messages") || !strings.Contains(rest[len(rest)-1].data, `"interrupted"`) {
 		t.Errorf("the stream at shutdown: %v", rest)
 	}
 	if err := <-done; err != nil {

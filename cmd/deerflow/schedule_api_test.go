@@ -33,7 +33,7 @@ func TestAPISchedules(t *testing.T) {
 	c := apiClient{t: t, base: "http://" + addr}
 
 	var th apiThread
-	c.call("POST", "/api/threads", map[string]any{}, http.StatusCreated, &th)
+	c.call("POST", "/api/threads", map[string]any{}, http.StatusOK, &th)
 	path := "/api/threads/" + th.ThreadID + "/schedules"
 	status, body := c.do("POST", path, map[string]any{"prompt": "say tick"})
 	if status != http.StatusBadRequest || !strings.Contains(string(body), "exactly one of at") {
@@ -57,8 +57,8 @@ func TestAPISchedules(t *testing.T) {
 			t.Fatalf("the task never ran on the thread: %+v", th)
 		}
 		c.call("GET", "/api/threads/"+th.ThreadID, nil, http.StatusOK, &th)
-		for _, m := range th.Messages {
-			ran = ran || m.Role == "assistant" && m.Content == "answer to: say tick"
+		for _, m := range th.Values.Messages {
+			ran = ran || m.Type == "ai" && m.Content == "answer to: say tick"
 		}
 		time.Sleep(50 * time.Millisecond) // polling the API, not timing
 	}
