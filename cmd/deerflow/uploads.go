@@ -16,10 +16,10 @@ import (
 	"github.com/deerflow/deerflow/uploads"
 )
 
-// newIntake builds what takes in the files people send: documents are
+// intake builds what takes in the files people send: documents are
 // converted in a child process of this binary (see documents.RunChild),
 // voice is transcribed by the configured speech-to-text model.
-func (a *app) newIntake() func(ctx context.Context, threadID string, at bus.Attachment) (router.Upload, error) {
+func (a *app) intake() *uploads.Intake {
 	opts := uploads.Options{
 		Sandbox:   a.sandbox,
 		MaxBytes:  int64(a.cfg.Sandbox.MaxUploadMB) << 20,
@@ -29,7 +29,12 @@ func (a *app) newIntake() func(ctx context.Context, threadID string, at bus.Atta
 	if t := transcriber(a.cfg); t != nil {
 		opts.Transcriber = t
 	}
-	in := uploads.New(opts)
+	return uploads.New(opts)
+}
+
+// newIntake is the router's SaveUpload.
+func (a *app) newIntake() func(ctx context.Context, threadID string, at bus.Attachment) (router.Upload, error) {
+	in := a.intake()
 	return func(ctx context.Context, threadID string, at bus.Attachment) (router.Upload, error) {
 		s, err := in.Save(ctx, threadID, at)
 		return router.Upload{Line: s.Line, Notice: s.Notice, Transcript: s.Transcript, Image: s.Image, Unheard: s.Unheard}, err
