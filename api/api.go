@@ -49,6 +49,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/api/lgwire"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/runner"
 	"github.com/deerflow/deerflow/scheduler"
@@ -89,11 +90,15 @@ type Options struct {
 	Schedules *scheduler.Scheduler
 	// Agents lists the named agents (GET /api/agents) and Persona gives
 	// a run the one it names; nil: only the built-in agent.
-	Agents  func() []AgentJSON
+	Agents  func() []lgwire.Agent
 	Persona func(name string) (*agent.Persona, bool)
 	// Routes, when set, adds more routes under /api (DeerFlow's gateway
 	// routes); they are served behind the same token check.
 	Routes func(mux *http.ServeMux)
+	// Uploads says which requests carry files (the gateway's uploads):
+	// their bodies may be MaxUpload bytes and take 10 minutes.
+	Uploads   func(r *http.Request) bool
+	MaxUpload int64
 	// CORSOrigins are the browser origins allowed to call the API
 	// (http.cors_origins; "*" any); empty: none.
 	CORSOrigins []string
@@ -150,7 +155,6 @@ func New(o Options) (*Server, error) {
 	s.threadRoutes()
 	s.runRoutes()
 	s.mux.HandleFunc("GET /api/threads/{id}/files/{name}", s.file)
-	s.mux.HandleFunc("GET /api/agents", s.listAgents)
 	s.scheduleRoutes()
 	if o.Routes != nil {
 		o.Routes(s.mux)
@@ -178,10 +182,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnauthorized, "Send the API token as \"Authorization: Bearer <http.api_token>\" or \"X-Api-Key: <http.api_token>\".")
 		return
 	}
-	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = newDeadlineBody(w, r.Body, time.Now().Add(s.o.BodyTimeout))
+	limit, within := s.o.MaxBody, s.o.BodyTimeout
+	if s.o.Uploads != nil && s.o.Uploads(r) {
+		limit, within = s.o.MaxUpload, 10*time.Minute
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBody)
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = newDeadlineBody(w, r.Body, time.Now().Add(within))
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	s.mux.ServeHTTP(w, r)
 }
 

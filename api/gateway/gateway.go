@@ -11,6 +11,7 @@
 //	GET    /api/v1/auth/setup-status                   {needs_setup, registration_enabled}
 //	GET    /api/v1/auth/me                             the operator as a DeerFlow user
 //	POST   /api/v1/auth/logout                         no-op (there are no sessions)
+//	GET    /api/agents                                 {agents}: the named agents
 //	GET    /api/features                               {agents_api, browser_control, mcp_tasks}
 //	GET    /api/models                                 {models, token_usage}
 //	GET    /api/models/{name}                          one model
@@ -40,7 +41,9 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 
+	"github.com/deerflow/deerflow/api/lgwire"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/event"
@@ -88,6 +91,8 @@ type Options struct {
 	// MaxBody after defaults): the upload limits never promise more.
 	// 0: 1 MiB.
 	MaxBody int64
+	// Agents lists the named agents (GET /api/agents); nil: none.
+	Agents func() []lgwire.Agent
 	// Operator is the id of the one user the token stands for (default
 	// "default", the id DeerFlow's UI uses with DEER_FLOW_AUTH_DISABLED=1);
 	// its email is Operator@localhost unless OperatorEmail is set.
@@ -124,6 +129,7 @@ func New(o Options) *Gateway {
 
 // Register adds the routes to mux (api.Options.Routes).
 func (g *Gateway) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/agents", g.listAgents)
 	mux.HandleFunc("GET /api/v1/auth/setup-status", g.setupStatus)
 	mux.HandleFunc("GET /api/v1/auth/me", g.me)
 	mux.HandleFunc("POST /api/v1/auth/logout", g.logout)
@@ -179,4 +185,23 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	return true
+}
+
+// IsUpload reports whether r uploads files (POST /api/threads/{id}/uploads):
+// the API lets such bodies be larger (api.Options.Uploads).
+func IsUpload(r *http.Request) bool {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/api/threads/")
+	id, tail, _ := strings.Cut(rest, "/")
+	return ok && r.Method == http.MethodPost && id != "" && tail == "uploads"
+}
+
+// listAgents answers GET /api/agents.
+func (g *Gateway) listAgents(w http.ResponseWriter, r *http.Request) {
+	list := []lgwire.Agent{}
+	if g.o.Agents != nil {
+		list = append(list, g.o.Agents()...)
+	}
+	reply(w, http.StatusOK, struct {
+		Agents []lgwire.Agent `json:"agents"`
+	}{list})
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/agents"
-	"github.com/deerflow/deerflow/api"
+	"github.com/deerflow/deerflow/api/lgwire"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/store"
 )
@@ -46,18 +46,18 @@ func memoryKeys(in *agent.Input) (user, chat string) {
 }
 
 // agentList is GET /api/agents.
-func (a *app) agentList() []api.AgentJSON {
+func (a *app) agentList() []lgwire.Agent {
 	defs, err := a.agents.List()
 	if err != nil {
 		a.log.Warn("listing agents", "err", err)
 	}
-	out := make([]api.AgentJSON, len(defs))
+	out := make([]lgwire.Agent, len(defs))
 	for i, d := range defs {
 		src := "config"
 		if d.FromChat() {
 			src = "chat"
 		}
-		out[i] = api.AgentJSON{Name: d.Name, Description: d.Description, Model: d.Model, Tools: d.Tools,
+		out[i] = lgwire.Agent{Name: d.Name, Description: d.Description, Model: d.Model, Tools: d.Tools,
 			Skills: d.Skills, MCPServers: d.MCPServers, Memory: d.Memory, Source: src}
 	}
 	return out

@@ -20,6 +20,8 @@ func (a *app) newAPI(sb *sandbox.Manager) error {
 	if a.cfg.HTTP.Listen == "" {
 		return nil
 	}
+	// An upload request may carry a few files of the upload limit each.
+	maxUpload := 4*int64(a.cfg.Sandbox.MaxUploadMB)<<20 + 1<<20
 	s, err := api.New(api.Options{
 		Token:  a.cfg.HTTP.APIToken,
 		Store:  a.store,
@@ -34,9 +36,10 @@ func (a *app) newAPI(sb *sandbox.Manager) error {
 		Persona:     a.agents.Named,
 		CORSOrigins: a.cfg.HTTP.CORSOrigins,
 		Routes: gateway.New(gateway.Options{ // DeerFlow's UI routes beyond LangGraph's
-			Config: a.cfg, Files: sb, Intake: a.intake(), Skills: a.skills,
-			Store: a.store, Scheduler: a.scheduler != nil, Logger: a.log,
+			Config: a.cfg, Files: sb, Intake: a.intake(), Skills: a.skills, Agents: a.agentList,
+			Store: a.store, Scheduler: a.scheduler != nil, Logger: a.log, MaxBody: maxUpload,
 		}).Register,
+		Uploads: gateway.IsUpload, MaxUpload: maxUpload,
 		Logger: a.log,
 	})
 	if err != nil {

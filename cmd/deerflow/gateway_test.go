@@ -75,6 +75,27 @@ func TestGatewayServe(t *testing.T) {
 	if code, data = gw("GET", up.Files[0].MarkdownArtifactURL, "", nil, true); code != 200 || !strings.Contains(string(data), "| milk | 1.20 |") {
 		t.Errorf("the Markdown artifact: %d %s", code, data)
 	}
+	// An upload may be larger than other API bodies (1 MiB): up to
+	// sandbox.max_upload_mb per file; a file over that is refused.
+	upload := func(size int) int {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		fw, _ := mw.CreateFormFile("files", "big.bin")
+		fw.Write(bytes.Repeat([]byte("x"), size))
+		mw.Close()
+		code, _ := gw("POST", "/api/threads/"+thread+"/uploads", mw.FormDataContentType(), &buf, true)
+		return code
+	}
+	if code := upload(3 << 20); code != 200 {
+		t.Errorf("a 3 MB upload: %d", code)
+	}
+	if code := upload(int(cfg.Sandbox.MaxUploadMB)<<20 + 1); code == 200 {
+		t.Errorf("an upload over sandbox.max_upload_mb was taken")
+	}
+	var agents struct{ Agents []any }
+	if code, data = gw("GET", "/api/agents", "", nil, true); code != 200 || json.Unmarshal(data, &agents) != nil {
+		t.Errorf("agents: %d %s", code, data)
+	}
 	if code, data = gw("GET", "/api/v1/auth/me", "", nil, true); code != 200 || !strings.Contains(string(data), `"system_role":"admin"`) {
 		t.Errorf("me: %d %s", code, data)
 	}
