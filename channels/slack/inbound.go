@@ -45,7 +45,11 @@ func (c *Channel) event(ctx context.Context, b bus.Publisher, evt socketmode.Eve
 			}
 			c.met.Inbound()
 			c.ack(ctx, env)
-			c.tasks.Go(func(ctx context.Context) { c.react(ctx, chat, ts, "eyes") })
+			landed := c.eyesPending(chat, ts)
+			c.tasks.Go(func(ctx context.Context) {
+				defer close(landed)
+				c.react(ctx, chat, ts, "eyes")
+			})
 		})
 	case socketmode.EventTypeSlashCommand:
 		if evt.Request != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -198,12 +199,34 @@ func (c *Channel) react(ctx context.Context, channel, ts, name string) {
 	}
 }
 
-// finishReaction swaps "eyes" on the question for ✅ or ❌.
+// eyesPending notes that "eyes" is being put on a message; the returned
+// channel is closed once that is done (or failed).
+func (c *Channel) eyesPending(channel, ts string) chan struct{} {
+	done := make(chan struct{})
+	c.mu.Lock()
+	c.eyesDone[channel+"/"+ts] = done
+	c.mu.Unlock()
+	return done
+}
+
+// finishReaction swaps "eyes" on the question for ✅ or ❌, once the
+// "eyes" is there.
 func (c *Channel) finishReaction(ctx context.Context, out *bus.Outbound) {
 	if out.ReplyTo == "" {
 		return
 	}
 	key := out.ChatID + "/" + out.ReplyTo
+	c.mu.Lock()
+	landed := c.eyesDone[key]
+	delete(c.eyesDone, key)
+	c.mu.Unlock()
+	if landed != nil { // an instant answer can come before its "eyes"
+		select {
+		case <-landed:
+		case <-ctx.Done():
+		case <-time.After(reactTimeout):
+		}
+	}
 	c.mu.Lock()
 	had := c.reactions[key]
 	delete(c.reactions, key)

@@ -74,10 +74,11 @@ type Channel struct {
 	lanes          channels.Lanes // messages being accepted, per chat, on tasks
 
 	mu        sync.Mutex
-	throttle  *channels.Throttle // per channel and overall: Options.Limits
-	pause     channels.Pauses    // per channel: a 429's Retry-After
-	noStatus  bool               // assistant.threads.setStatus is not available here
-	reactions map[string]bool    // channel/ts with our "eyes" on it
+	throttle  *channels.Throttle       // per channel and overall: Options.Limits
+	pause     channels.Pauses          // per channel: a 429's Retry-After
+	noStatus  bool                     // assistant.threads.setStatus is not available here
+	reactions map[string]bool          // channel/ts with our "eyes" on it
+	eyesDone  map[string]chan struct{} // channel/ts → closed once its "eyes" landed or failed
 }
 
 // New returns a Channel. It makes no request until Start.
@@ -103,6 +104,7 @@ func New(o Options) (*Channel, error) {
 		log:       o.Logger.With("channel", o.Name),
 		throttle:  channels.NewThrottle(o.Limits),
 		reactions: map[string]bool{},
+		eyesDone:  map[string]chan struct{}{},
 		met:       o.Metrics.Channel(o.Name),
 	}
 	if len(o.AllowedUsers) > 0 {
