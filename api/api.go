@@ -40,7 +40,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -102,8 +104,12 @@ type Options struct {
 	// CORSOrigins are the browser origins allowed to call the API
 	// (http.cors_origins; "*" any); empty: none.
 	CORSOrigins []string
-	Logger      *slog.Logger
-	Now         func() time.Time
+	// TrustLoopback lets requests from this machine in without the token
+	// (http.trust_loopback): for a web UI whose server proxies to the API
+	// and cannot add a token, such as DeerFlow's.
+	TrustLoopback bool
+	Logger        *slog.Logger
+	Now           func() time.Time
 }
 
 // Server serves the API. It is safe for concurrent use.
@@ -217,6 +223,9 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func (s *Server) authorized(r *http.Request) bool {
+	if s.o.TrustLoopback && fromLoopback(r) {
+		return true
+	}
 	token := strings.TrimSpace(r.Header.Get("X-Api-Key"))
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, t, ok := strings.Cut(h, " ")
@@ -287,4 +296,11 @@ func sizeText(n int64) string {
 		return strconv.FormatInt(n>>10, 10) + " KiB"
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// fromLoopback reports whether r came from this machine.
+func fromLoopback(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	ip, perr := netip.ParseAddr(host)
+	return err == nil && perr == nil && ip.Unmap().IsLoopback()
 }

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -76,5 +77,26 @@ func TestAPIBearerToken(t *testing.T) {
 	wantError(t, h.request("GET", "/api/nothing/here", nil), http.StatusNotFound, "not_found")
 	if n := len(h.fake.Requests()); n != 0 {
 		t.Errorf("unauthorized requests made %d model calls", n)
+	}
+}
+
+// TestTrustLoopback: with TrustLoopback, a request from this machine
+// needs no token; without it, it does.
+func TestTrustLoopback(t *testing.T) {
+	for _, trust := range []bool{false, true} {
+		h := newHarness(t, config{api: func(o *api.Options) { o.TrustLoopback = trust }})
+		req := httptest.NewRequest("GET", "/api/assistants/lead_agent", nil)
+		req.RemoteAddr = "127.0.0.1:5555"
+		rec := httptest.NewRecorder()
+		h.api.ServeHTTP(rec, req)
+		if got, want := rec.Code == http.StatusOK, trust; got != want {
+			t.Errorf("trust_loopback %v: status %d", trust, rec.Code)
+		}
+		req.RemoteAddr = "192.0.2.7:5555" // TEST-NET-1: never dialled, only a RemoteAddr string
+		rec = httptest.NewRecorder()
+		h.api.ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized {
+			t.Errorf("trust_loopback %v, from elsewhere: status %d", trust, rec.Code)
+		}
 	}
 }

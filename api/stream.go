@@ -119,7 +119,9 @@ func openSSE(w http.ResponseWriter) (*bufio.Writer, func() bool) {
 	rc.SetWriteDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
+	// no-transform: a proxy in between (the Next.js server of DeerFlow's
+	// UI) must not compress the stream, which holds it back to the end.
+	h.Set("Cache-Control", "no-store, no-transform")
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)

@@ -80,6 +80,11 @@ type HTTP struct {
 	// APIToken is the bearer token every /api route needs; empty: the
 	// HTTP API is off.
 	APIToken string `yaml:"api_token"`
+	// TrustLoopback lets requests from this machine (127.0.0.0/8, ::1)
+	// use the API without the token: for DeerFlow's web UI, whose
+	// server proxies the browser's calls and cannot add one. Only when
+	// every local user and program may act as the operator.
+	TrustLoopback bool `yaml:"trust_loopback"`
 	// CORSOrigins are the browser origins (or "*") allowed to call /api.
 	CORSOrigins []string `yaml:"cors_origins"`
 }

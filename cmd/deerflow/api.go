@@ -30,11 +30,12 @@ func (a *app) newAPI(sb *sandbox.Manager) error {
 		Files: func(threadID, name string) (event.File, error) {
 			return sb.Reopen(threadID, sandbox.Outputs+"/"+name)
 		},
-		RemoveFiles: sb.RemoveThread,
-		Schedules:   a.scheduler,
-		Agents:      a.agentList,
-		Persona:     a.agents.Named,
-		CORSOrigins: a.cfg.HTTP.CORSOrigins,
+		RemoveFiles:   sb.RemoveThread,
+		Schedules:     a.scheduler,
+		Agents:        a.agentList,
+		Persona:       a.agents.Named,
+		CORSOrigins:   a.cfg.HTTP.CORSOrigins,
+		TrustLoopback: a.cfg.HTTP.TrustLoopback,
 		Routes: gateway.New(gateway.Options{ // DeerFlow's UI routes beyond LangGraph's
 			Config: a.cfg, Files: sb, Intake: a.intake(), Skills: a.skills, Agents: a.agentList,
 			Store: a.store, Scheduler: a.scheduler != nil, Logger: a.log, MaxBody: maxUpload,
