@@ -101,6 +101,10 @@ type Options struct {
 	// their bodies may be MaxUpload bytes and take 10 minutes.
 	Uploads   func(r *http.Request) bool
 	MaxUpload int64
+	// UploadsNote is the note telling the model of the files a run's
+	// message says it came with (virtual paths, which it checks are the
+	// thread's uploads), "" for none; nil: the model is not told.
+	UploadsNote func(threadID string, paths []string) string
 	// CORSOrigins are the browser origins allowed to call the API
 	// (http.cors_origins; "*" any); empty: none.
 	CORSOrigins []string

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,48 +13,12 @@ import (
 	"github.com/deerflow/deerflow/store"
 )
 
-// runEntry is what the thread's record keeps of each of its runs (their
-// status is the runner's, then the run record's).
-type runEntry struct {
-	ID        string         `json:"id"`
-	Assistant string         `json:"assistant_id"`
-	Created   time.Time      `json:"created"`
-	Metadata  map[string]any `json:"metadata,omitempty"`
-	Strategy  string         `json:"strategy,omitempty"`
-	Modes     []string       `json:"stream_mode,omitempty"`
-	Config    map[string]any `json:"config,omitempty"`
-	Context   map[string]any `json:"context,omitempty"`
-}
-
-// maxRunEntries is how many runs a thread lists (the latest).
-const maxRunEntries = 100
-
-// runsKey is the state record listing a thread's runs: apart from the
-// thread's record, which a rollback restores byte for byte. Deleting the
-// thread empties it.
-func runsKey(threadID string) string { return "api:runs:" + threadID }
-
-func runEntries(tx *store.Tx, threadID string) []runEntry {
-	var list []runEntry
-	data, _ := tx.State(runsKey(threadID))
-	json.Unmarshal(data, &list)
-	return list
-}
-
-func setRunEntries(tx *store.Tx, threadID string, list []runEntry) error {
-	if len(list) > maxRunEntries {
-		list = list[len(list)-maxRunEntries:]
-	}
-	data, _ := json.Marshal(list)
-	if len(list) == 0 {
-		data = nil
-	}
-	return tx.PutState(runsKey(threadID), data)
-}
+// runEntry is what a thread's record keeps of a run.
+type runEntry = lgwire.RunEntry
 
 // addRunEntry lists run e in its thread, in the commit that stores it.
 func addRunEntry(tx *store.Tx, threadID string, e runEntry) error {
-	if err := setRunEntries(tx, threadID, append(runEntries(tx, threadID), e)); err != nil {
+	if err := lgwire.SetRunEntries(tx, threadID, append(lgwire.RunEntries(tx, threadID), e)); err != nil {
 		return fmt.Errorf("api: listing a run: %w", err)
 	}
 	return nil
@@ -65,7 +28,7 @@ func addRunEntry(tx *store.Tx, threadID string, e runEntry) error {
 func (s *Server) entries(threadID string) []runEntry {
 	var list []runEntry
 	s.o.Store.View(func(tx *store.Tx) error {
-		list = runEntries(tx, threadID)
+		list = lgwire.RunEntries(tx, threadID)
 		return nil
 	})
 	return list
@@ -171,8 +134,8 @@ func (s *Server) deleteRun(w http.ResponseWriter, r *http.Request) {
 // dropRun removes run id from its thread's list and the store.
 func (s *Server) dropRun(threadID, id string) error {
 	return s.o.Store.Update(func(tx *store.Tx) error {
-		list := slices.DeleteFunc(runEntries(tx, threadID), func(e runEntry) bool { return e.ID == id })
-		if err := setRunEntries(tx, threadID, list); err != nil {
+		list := slices.DeleteFunc(lgwire.RunEntries(tx, threadID), func(e runEntry) bool { return e.ID == id })
+		if err := lgwire.SetRunEntries(tx, threadID, list); err != nil {
 			return err
 		}
 		if err := tx.DeleteRun(id); err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -145,6 +145,11 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) (*runner.Run, run
 	}
 	q.ThreadID, q.Conv = t.ID, chatKey(t.ID)
 	q.User, _ = runUser(t.ID, b.UserID)
+	if files := lgwire.InputFiles(b.Input); len(files) > 0 && s.o.UploadsNote != nil {
+		if note := s.o.UploadsNote(t.ID, files); note != "" { // as the chat channels store it
+			q.Text = note + "\n\n" + q.Text
+		}
+	}
 	q.ID = agent.NewID("run_")
 	q.Created = s.o.Now()
 	e := runEntry{ID: q.ID, Assistant: b.AssistantID, Created: q.Created, Metadata: b.Metadata,

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/deerflow/deerflow/api/lgwire"
 	"github.com/deerflow/deerflow/runner"
 	"github.com/deerflow/deerflow/store"
 )
@@ -31,7 +32,7 @@ func (s *Server) threadRoutes() {
 // chatKey is the conversation key of an API thread. Only threads created
 // through the API (with this key) are reachable through it: the chat
 // channels' conversations are their people's.
-func chatKey(threadID string) string { return "api:" + threadID }
+func chatKey(threadID string) string { return lgwire.ChatKey(threadID) }
 
 // Busy reports whether the thread has an active or a waiting run.
 func (s *Server) Busy(threadID string) bool {
@@ -69,7 +70,7 @@ func (s *Server) forget(id string) (status int, code, msg string) {
 			return runner.ErrBusy
 		}
 		return s.o.Store.Update(func(tx *store.Tx) error {
-			if err := setRunEntries(tx, id, nil); err != nil {
+			if err := lgwire.SetRunEntries(tx, id, nil); err != nil {
 				return err
 			}
 			return tx.DeleteThread(id)

@@ -28,6 +28,8 @@
 //	GET    /api/threads/{id}/uploads/limits            {max_files, max_file_size, max_total_size}
 //	DELETE /api/threads/{id}/uploads/{filename}        {success, message}
 //	GET    /api/threads/{id}/artifacts/{virtual path}  the file (?download=true: attachment)
+//	GET    /api/threads/{id}/messages/page             {data, has_more, next_before_seq}: history, newest page first
+//	GET    /api/threads/{id}/token-usage               the thread's tokens, by model and caller
 //
 // The UI's writes that deerflow has no counterpart for (installing a
 // .skill archive, editing MCP servers, editing memory facts) answer 501
@@ -153,6 +155,8 @@ func (g *Gateway) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/threads/{id}/uploads/limits", g.uploadLimits)
 	mux.HandleFunc("DELETE /api/threads/{id}/uploads/{filename}", g.deleteUpload)
 	mux.HandleFunc("GET /api/threads/{id}/artifacts/{path...}", g.artifact)
+	mux.HandleFunc("GET /api/threads/{id}/messages/page", g.messagesPage)
+	mux.HandleFunc("GET /api/threads/{id}/token-usage", g.tokenUsage)
 }
 
 // reply writes v as JSON with status.

@@ -28,6 +28,7 @@ type harness struct {
 	sb     *sandbox.Manager
 	store  *store.Store
 	skills *skills.Manager
+	g      *Gateway
 }
 
 func newHarness(t *testing.T, cfg *config.Config, maxBody int64) *harness {
@@ -51,7 +52,7 @@ func newHarness(t *testing.T, cfg *config.Config, maxBody int64) *harness {
 		mux.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return &harness{t: t, srv: srv, sb: sb, store: st, skills: sk}
+	return &harness{t: t, srv: srv, sb: sb, store: st, skills: sk, g: g}
 }
 
 // do sends a request and returns the status, the headers and the body.

@@ -1,9 +1,10 @@
 // Package lgwire is LangGraph Server's wire format, as the HTTP API speaks
 // it: LangChain messages, a thread's state, a run's input, and a run's
 // typed events translated into LangGraph stream events. It holds pure
-// conversions; the routes are package api's.
+// conversions, and the API's records in the store that package api
+// writes and package gateway reads (records.go); the routes are theirs.
 //
-// It imports event and store (for their types) only.
+// It imports event and store only.
 package lgwire
 
 import (
@@ -64,8 +65,14 @@ func AIID(runID string, k int) string { return runID + "-ai-" + strconv.Itoa(k) 
 // HumanID is the id of the message that started a run.
 func HumanID(runID string) string { return runID + "-human" }
 
-// ToolID is the id of a tool call's result.
-func ToolID(callID string) string { return "tool-" + callID }
+// ToolID is the id of a tool call's result in run runID: run-scoped, as a
+// provider may reuse call ids across turns.
+func ToolID(runID, callID string) string {
+	if runID == "" {
+		return "tool-" + callID
+	}
+	return runID + "-tool-" + callID
+}
 
 func newMessage(typ string, content any, id string) Message {
 	return Message{Type: typ, Content: content, ID: id, AdditionalKwargs: map[string]any{}, ResponseMetadata: map[string]any{}}
@@ -75,6 +82,13 @@ func newMessage(typ string, content any, id string) Message {
 // leaving out hidden and system ones.
 func FromStore(msgs []*store.Message) []Message {
 	out := make([]Message, 0, len(msgs))
+	EachFromStore(msgs, func(_ *store.Message, m Message) { out = append(out, m) })
+	return out
+}
+
+// EachFromStore calls fn with each of a thread's stored messages that
+// clients see, in order, and its LangChain form (ids as FromStore's).
+func EachFromStore(msgs []*store.Message, fn func(*store.Message, Message)) {
 	ai := map[string]int{} // run id → assistant messages so far
 	for _, m := range msgs {
 		if m.Hidden || m.Role == "system" {
@@ -86,7 +100,7 @@ func FromStore(msgs []*store.Message) []Message {
 			if m.RunID != "" {
 				id = HumanID(m.RunID)
 			}
-			out = append(out, newMessage("human", m.Content, id))
+			fn(m, newMessage("human", m.Content, id))
 		case "assistant":
 			if m.RunID != "" {
 				id = AIID(m.RunID, ai[m.RunID])
@@ -100,14 +114,11 @@ func FromStore(msgs []*store.Message) []Message {
 			if m.Reasoning != "" {
 				msg.AdditionalKwargs["reasoning_content"] = m.Reasoning
 			}
-			out = append(out, msg)
+			fn(m, msg)
 		case "tool":
-			msg := newMessage("tool", m.Content, ToolID(m.ToolCallID))
-			msg.ToolCallID, msg.Name, msg.Status = m.ToolCallID, m.Name, "success"
-			out = append(out, msg)
+			fn(m, toolMessage(m.RunID, m.ToolCallID, m.Name, m.Content, false))
 		}
 	}
-	return out
 }
 
 // argsObject is a tool call's arguments as a JSON object ({} when they

@@ -225,11 +225,7 @@ func (t *Translator) toolResult(out []Frame, ev event.ToolResult) []Frame {
 			out = append(out, Frame{"messages/complete", []Message{t.message()}})
 		}
 	}
-	m := newMessage("tool", ev.Result, ToolID(ev.CallID))
-	m.ToolCallID, m.Name, m.Status = ev.CallID, ev.Name, "success"
-	if ev.IsError {
-		m.Status = "error"
-	}
+	m := toolMessage(t.RunID, ev.CallID, ev.Name, ev.Result, ev.IsError)
 	out = t.chunk(out, m, nodeTools)
 	if t.Modes[ModeUpdates] {
 		out = append(out, Frame{"updates", map[string]any{nodeTools: map[string]any{"messages": []Message{m}}}})

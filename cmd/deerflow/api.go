@@ -22,6 +22,10 @@ func (a *app) newAPI(sb *sandbox.Manager) error {
 	}
 	// An upload request may carry a few files of the upload limit each.
 	maxUpload := 4*int64(a.cfg.Sandbox.MaxUploadMB)<<20 + 1<<20
+	gw := gateway.New(gateway.Options{ // DeerFlow's UI routes beyond LangGraph's
+		Config: a.cfg, Files: sb, Intake: a.intake(), Skills: a.skills, Agents: a.agentList,
+		Store: a.store, Scheduler: a.scheduler != nil, Logger: a.log, MaxBody: maxUpload,
+	})
 	s, err := api.New(api.Options{
 		Token:  a.cfg.HTTP.APIToken,
 		Store:  a.store,
@@ -36,10 +40,7 @@ func (a *app) newAPI(sb *sandbox.Manager) error {
 		Persona:       a.agents.Named,
 		CORSOrigins:   a.cfg.HTTP.CORSOrigins,
 		TrustLoopback: a.cfg.HTTP.TrustLoopback,
-		Routes: gateway.New(gateway.Options{ // DeerFlow's UI routes beyond LangGraph's
-			Config: a.cfg, Files: sb, Intake: a.intake(), Skills: a.skills, Agents: a.agentList,
-			Store: a.store, Scheduler: a.scheduler != nil, Logger: a.log, MaxBody: maxUpload,
-		}).Register,
+		Routes:        gw.Register, UploadsNote: gw.UploadsNote,
 		Uploads: gateway.IsUpload, MaxUpload: maxUpload,
 		Logger: a.log,
 	})

@@ -45,11 +45,11 @@ import (
 // .next/routes-manifest.json and serves deerflow's API there.
 //
 // The UI sends no API token (it authenticates with a session cookie, or
-// not at all with DEER_FLOW_AUTH_DISABLED=1), and deerflow's API needs
-// one, so between the two sits a loopback reverse proxy that adds the
-// token: it stands for a trusted local proxy. It also logs every request
-// the UI made, server side (SSR) and browser alike, with the status and,
-// for a failure, the body.
+// not at all with DEER_FLOW_AUTH_DISABLED=1), so deerflow runs with
+// http.trust_loopback, the documented setup for a UI server on the same
+// machine. Between the two sits a loopback reverse proxy that adds
+// nothing: it logs every request the UI made, server side (SSR) and
+// browser alike, with the status and, for a failure, the body.
 func TestDeerFlowWebUI(t *testing.T) {
 	uiDir := os.Getenv("DEERFLOW_UI_DIR")
 	if uiDir == "" {
@@ -149,14 +149,21 @@ func TestDeerFlowWebUI(t *testing.T) {
 		return fakeopenai.Turn{Text: "I was not scripted for: " + user}
 	})
 
-	// deerflow, API only, and the token-adding proxy on the UI's gateway
-	// address.
+	// deerflow, API only, trusting loopback requests, and the logging
+	// proxy on the UI's gateway address.
 	addr := freeAddr(t)
 	dir := t.TempDir()
-	startBinaryServe(t, dir, apiOnlyConfig(t, dir, addr, model.URL), "DEERFLOW_API_TOKEN="+apiToken)
+	cfg := apiOnlyConfig(t, dir, addr, model.URL)
+	if b, err := os.ReadFile(cfg); err != nil || os.WriteFile(cfg, bytes.Replace(b, []byte("http:\n"), []byte("http:\n  trust_loopback: true\n"), 1), 0o600) != nil {
+		t.Fatal("writing the configuration with http.trust_loopback")
+	}
+	startBinaryServe(t, dir, cfg, "DEERFLOW_API_TOKEN="+apiToken)
 	waitHealth(t, addr, "200", func(code int, _ health) bool { return code == 200 })
+	if code, body := fetch("http://" + addr + "/api/models"); code != 200 {
+		t.Fatalf("a loopback request without the token: %d %s (http.trust_loopback)", code, body)
+	}
 	out := t.ArtifactDir()
-	proxyLog := startTokenProxy(t, gatewayAddr, addr, out)
+	proxyLog := startLogProxy(t, gatewayAddr, addr, out)
 
 	// The UI, in its own process group so that next (pnpm's child) goes
 	// with it.
@@ -256,11 +263,11 @@ func uiGatewayAddr(t *testing.T, uiDir string) string {
 	return ""
 }
 
-// startTokenProxy serves on listen a reverse proxy to deerflow at target
-// that adds the API token, and logs each request: method, path, status,
-// and up to 400 bytes of a failure's body.
+// startLogProxy serves on listen a reverse proxy to deerflow at target
+// that passes requests on as they are (no token) and logs each: method,
+// path, status, and up to 400 bytes of a failure's body.
 // Each event stream is saved whole as stream-N.txt in dump.
-func startTokenProxy(t *testing.T, listen, target, dump string) *lockedBuffer {
+func startLogProxy(t *testing.T, listen, target, dump string) *lockedBuffer {
 	t.Helper()
 	var streams atomic.Int32
 	ln, err := net.Listen("tcp", listen)
@@ -290,7 +297,6 @@ func startTokenProxy(t *testing.T, listen, target, dump string) *lockedBuffer {
 			r.Out = r.Out.WithContext(context.WithValue(r.Out.Context(), sentAt{}, time.Now()))
 			r.SetURL(&url.URL{Scheme: "http", Host: target})
 			r.Out.Host = target
-			r.Out.Header.Set("Authorization", "Bearer "+apiToken)
 		},
 		FlushInterval: -1,
 		ModifyResponse: func(resp *http.Response) error {
