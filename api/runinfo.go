@@ -64,6 +64,17 @@ func (s *Server) runStatus(threadID, runID string) string {
 
 // entry finds run id of thread t, answering 404 itself when there is
 // none.
+// threadRun resolves the {id} and {run} of a run's route; false when the
+// client was told what is missing.
+func (s *Server) threadRun(w http.ResponseWriter, r *http.Request) (*store.Thread, runEntry, bool) {
+	t, ok := s.thread(w, r.PathValue("id"))
+	if !ok {
+		return nil, runEntry{}, false
+	}
+	e, ok := s.entry(w, t, r.PathValue("run"))
+	return t, e, ok
+}
+
 func (s *Server) entry(w http.ResponseWriter, t *store.Thread, id string) (runEntry, bool) {
 	for _, e := range s.entries(t.ID) {
 		if e.ID == id {
@@ -111,11 +122,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 
 // deleteRun forgets a finished run: its entry and its record.
 func (s *Server) deleteRun(w http.ResponseWriter, r *http.Request) {
-	t, ok := s.thread(w, r.PathValue("id"))
-	if !ok {
-		return
-	}
-	e, ok := s.entry(w, t, r.PathValue("run"))
+	t, e, ok := s.threadRun(w, r)
 	if !ok {
 		return
 	}
@@ -149,17 +156,13 @@ func (s *Server) dropRun(threadID, id string) error {
 // ?action=rollback also takes its messages out of the thread and forgets
 // it, as LangGraph deletes a rolled-back run.
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
-	t, ok := s.thread(w, r.PathValue("id"))
-	if !ok {
-		return
-	}
 	q := r.URL.Query()
 	action := q.Get("action")
 	if action != "" && action != "interrupt" && action != "rollback" {
 		fail(w, http.StatusUnprocessableEntity, fmt.Sprintf("action %q is not interrupt or rollback.", action))
 		return
 	}
-	e, ok := s.entry(w, t, r.PathValue("run"))
+	t, e, ok := s.threadRun(w, r)
 	if !ok {
 		return
 	}
@@ -214,11 +217,7 @@ func (s *Server) rollback(threadID, id string) error {
 }
 
 func (s *Server) joinRun(w http.ResponseWriter, r *http.Request) {
-	t, ok := s.thread(w, r.PathValue("id"))
-	if !ok {
-		return
-	}
-	e, ok := s.entry(w, t, r.PathValue("run"))
+	t, e, ok := s.threadRun(w, r)
 	if !ok {
 		return
 	}
