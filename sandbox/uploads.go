@@ -112,7 +112,15 @@ func sanitizeName(name string) string {
 		for keep > 0 && !utf8.RuneStart(stem[keep]) {
 			keep--
 		}
-		name = strings.TrimSpace(stem[:keep]) + ext
+		// Cutting can leave an opening bracket at the end, which the
+		// escaping would now rewrite (it could join what follows): drop
+		// such a tail rather than grow the name past the limit.
+		stem = strings.TrimSpace(stem[:keep])
+		for stem != "" && tools.EscapeLine(stem+ext) != stem+ext {
+			_, n := utf8.DecodeLastRuneInString(stem)
+			stem = stem[:len(stem)-n]
+		}
+		name = stem + ext
 	}
 	if name == "" || name == "." {
 		return "file"
