@@ -24,12 +24,12 @@ type ToolResult struct {
 // through. Wrappers never rewrite stored history: history edits (repairs,
 // summaries) are explicit, persisted steps of the run loop.
 //
-// A model wrapper is given the run the call belongs to (rs): its per-run
+// Both wrappers are given the run the call belongs to (rs): its per-run
 // memory (RunValue) and its stream (ResetText).
 type Middleware struct {
 	Name      string
 	WrapModel func(ctx context.Context, rs *RunScope, req *llm.Request, next ModelNext) (*llm.Response, error)
-	WrapTool  func(ctx context.Context, call llm.ToolCall, next ToolNext) ToolResult
+	WrapTool  func(ctx context.Context, rs *RunScope, call llm.ToolCall, next ToolNext) ToolResult
 }
 
 // DefaultChain is the lead agent's middleware chain, outermost first, with
@@ -44,6 +44,9 @@ type Middleware struct {
 //  3. model retry: a stream cut mid-answer is retried (the streamed text is
 //     reset first); request-level retries (429, 5xx, connection errors,
 //     Retry-After) happen inside the llm client.
+//
+// Tool guards (the output budget, the failure breaker, read-before-write)
+// are in package guard; cmd/deerflow adds them with guard.Wrap.
 //
 // History edits are not wrappers: dangling tool-call repair (package repair)
 // and summarization (summarize.go) are explicit, persisted steps of the
@@ -62,7 +65,7 @@ func Chain(loops loopdetect.Limits) []Middleware {
 // chain is a composed middleware list.
 type chain struct {
 	model []func(context.Context, *RunScope, *llm.Request, ModelNext) (*llm.Response, error)
-	tool  []func(context.Context, llm.ToolCall, ToolNext) ToolResult
+	tool  []func(context.Context, *RunScope, llm.ToolCall, ToolNext) ToolResult
 }
 
 func compose(mws []Middleware) chain {
@@ -91,14 +94,14 @@ func (c chain) callModel(ctx context.Context, rs *RunScope, req *llm.Request, la
 	return next(ctx, req)
 }
 
-// callTool runs call through the tool wrappers, outermost first, ending at
-// last.
-func (c chain) callTool(ctx context.Context, call llm.ToolCall, last ToolNext) ToolResult {
+// callTool runs call, a tool call of the run rs, through the tool
+// wrappers, outermost first, ending at last.
+func (c chain) callTool(ctx context.Context, rs *RunScope, call llm.ToolCall, last ToolNext) ToolResult {
 	next := last
 	for i := len(c.tool) - 1; i >= 0; i-- {
 		wrap, inner := c.tool[i], next
 		next = func(ctx context.Context, call llm.ToolCall) ToolResult {
-			return wrap(ctx, call, inner)
+			return wrap(ctx, rs, call, inner)
 		}
 	}
 	return next(ctx, call)

@@ -19,7 +19,7 @@ const maxErrorDetail = 500
 func ToolErrors() Middleware {
 	return Middleware{
 		Name: "tool_errors",
-		WrapTool: func(ctx context.Context, call llm.ToolCall, next ToolNext) (res ToolResult) {
+		WrapTool: func(ctx context.Context, _ *RunScope, call llm.ToolCall, next ToolNext) (res ToolResult) {
 			defer func() {
 				if p := recover(); p != nil {
 					err := fmt.Errorf("panic: %v\n%s", p, debug.Stack())

@@ -17,10 +17,6 @@ import (
 	"github.com/deerflow/deerflow/tools"
 )
 
-// maxToolResult caps what any one tool result adds to the conversation.
-// Tools cap their own output more tightly; this is the backstop.
-const maxToolResult = 100_000
-
 // toolDone is one finished call of a batch: its index, result and time.
 type toolDone struct {
 	i   int
@@ -63,7 +59,7 @@ func (r *run) runTools(ctx context.Context, turn int, calls []llm.ToolCall) []*s
 			}
 			tctx, cancel := r.a.toolContext(tools.WithEnv(ctx, env), call.Name)
 			defer cancel()
-			res := r.a.chain.callTool(tctx, call, r.callTool)
+			res := r.a.chain.callTool(tctx, r.scope, call, r.callTool)
 			fin <- toolDone{i: i, res: res, dur: time.Since(start)}
 		}()
 	}
@@ -159,9 +155,6 @@ func (r *run) callTool(ctx context.Context, call llm.ToolCall) ToolResult {
 		return ToolResult{Err: fmt.Errorf("tool %s is not available while the %s skill is active; it allows only %s", call.Name, r.in.Skill, strings.Join(usable, ", "))}
 	}
 	out, err := reg.Call(ctx, call.Name, json.RawMessage(call.Arguments))
-	if len(out) > maxToolResult {
-		out = tools.Clip(out, maxToolResult) + fmt.Sprintf("\n\n[output truncated: the first %d of %d bytes are shown]", maxToolResult, len(out))
-	}
 	return ToolResult{Content: out, Err: err}
 }
 
