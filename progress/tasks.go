@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deerflow/deerflow/agent/tokens"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/store"
@@ -117,6 +118,9 @@ func (v *taskView) render() (string, bool) {
 				text += "\n\n" + r
 			}
 		}
+		if u := TaskUsage(e.Usage, e.Duration); u != "" {
+			text += "\n\n— " + u
+		}
 		return text, true
 	}
 	if e.Status == event.TaskPending {
@@ -141,7 +145,11 @@ func taskLine(ev event.Event, e *event.Task) string {
 	case event.TaskProgress:
 		return fmt.Sprintf("[%s] %s", e.Description, e.Line)
 	case event.TaskDone:
-		return fmt.Sprintf("[%s] %s %s", e.Description, taskMark(e.Status), taskOutcome(e.Status, e.Duration))
+		line := fmt.Sprintf("[%s] %s %s", e.Description, taskMark(e.Status), taskOutcome(e.Status, e.Duration))
+		if u := TaskUsage(e.Usage, e.Duration); u != "" {
+			line += " — " + u
+		}
+		return line
 	}
 	if e.Status == event.TaskPending {
 		return fmt.Sprintf("[%s] waiting for a free slot (%d ahead)", e.Description, e.Ahead)
@@ -178,6 +186,24 @@ func taskOutcome(status string, dur time.Duration) string {
 		return "cancelled before it started"
 	}
 	return "cancelled after " + shortDuration(dur)
+}
+
+// TaskUsage is a subagent's tokens, their cost (when the model's prices
+// are known) and its running time: "12.3k tokens (10.1k in, 2.2k out),
+// $0.0040, 41s"; "" when it reported no tokens.
+func TaskUsage(u event.Usage, dur time.Duration) string {
+	in, out := int64(u.PromptTokens), int64(u.CompletionTokens)
+	if in+out == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("%s tokens (%s in, %s out)", tokens.CountText(in+out), tokens.CountText(in), tokens.CountText(out))
+	if u.Cost > 0 {
+		s += ", " + tokens.CostText(u.Cost)
+	}
+	if dur > 0 {
+		s += ", " + shortDuration(dur)
+	}
+	return s
 }
 
 // shortDuration is d for people: 0.4s, 12s, 3m5s.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deerflow/deerflow/agent/tokens"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/outbox"
@@ -13,10 +14,30 @@ import (
 	"github.com/deerflow/deerflow/store"
 )
 
-// trackTask keeps the conversation's list of unfinished tasks for /status.
-func (r *Router) trackTask(c *conv, te event.Task, done bool) {
+// subagentSum is what the finished subagents of a conversation's latest
+// run (threadID, runID) used, for /status. It lives in memory only: the
+// task records (store.Task) do not keep tokens.
+type subagentSum struct {
+	threadID, runID string
+	done            int
+	in, out         int64
+	cost            float64
+}
+
+// trackTask keeps the conversation's list of unfinished tasks of run
+// runID (on threadID) for /status, and sums up the finished ones' usage.
+func (r *Router) trackTask(c *conv, threadID, runID string, te event.Task, done bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if s := &c.subs; s.threadID != threadID || s.runID != runID {
+		*s = subagentSum{threadID: threadID, runID: runID} // a new run's
+	}
+	if done {
+		c.subs.done++
+		c.subs.in += int64(te.Usage.PromptTokens)
+		c.subs.out += int64(te.Usage.CompletionTokens)
+		c.subs.cost += te.Usage.Cost
+	}
 	for i, t := range c.tasks {
 		if t.ID == te.ID {
 			if done {
@@ -32,14 +53,32 @@ func (r *Router) trackTask(c *conv, te event.Task, done bool) {
 	}
 }
 
-// tasksStatus is the /status lines about a conversation's subagents.
-// Callers hold r.mu.
+// tasksStatus is the /status lines about a conversation's subagents: those
+// running, and how many of the latest run's have finished, with their
+// tokens and cost. Callers hold r.mu.
 func (r *Router) tasksStatus(c *conv) string {
-	if len(c.tasks) == 0 {
+	s := c.subs
+	if s.threadID != c.threadID {
+		s = subagentSum{} // a run of the thread before /new
+	}
+	if len(c.tasks) == 0 && s.done == 0 {
 		return ""
 	}
+	var parts []string
+	if len(c.tasks) > 0 {
+		parts = append(parts, fmt.Sprintf("%d running", len(c.tasks)))
+	}
+	if s.done > 0 {
+		parts = append(parts, fmt.Sprintf("%d done", s.done))
+	}
+	if s.in+s.out > 0 {
+		parts = append(parts, tokens.CountText(s.in+s.out)+" tokens")
+	}
+	if s.cost > 0 {
+		parts = append(parts, tokens.CostText(s.cost))
+	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Subagents: %d\n", len(c.tasks))
+	sb.WriteString("Subagents: " + strings.Join(parts, ", ") + "\n")
 	for _, t := range c.tasks {
 		if t.Status == event.TaskPending {
 			fmt.Fprintf(&sb, "• %s (%s) — waiting for a free slot\n", t.Description, t.Type)

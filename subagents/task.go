@@ -27,7 +27,8 @@ type task struct {
 	env  *tools.Env
 	kind *kind
 	args taskArgs
-	ev   event.Task // the latest state, as reported
+	ev   event.Task  // the latest state, as reported
+	used event.Usage // the subagent run's tokens, once it answered
 
 	steps []string // the latest progress lines, for a timed-out report
 
@@ -43,6 +44,7 @@ type Outcome struct {
 	Status   string // an event.Task status: completed, failed, cancelled, timed_out, interrupted
 	Text     string // the subagent's answer, or what went wrong, in full
 	Duration time.Duration
+	Usage    event.Usage // the subagent's tokens and their cost
 }
 
 // execute runs a subagent for args. It reports task events through env and
@@ -117,6 +119,7 @@ func (t *task) run(ctx context.Context) (status, result string) {
 			}
 			t.progress("› " + line)
 		case event.Answer:
+			t.used = ev.Usage
 			if ev.Capped {
 				return event.TaskCompleted, fmt.Sprintf("(The subagent used all of its %d steps before finishing; this is where it stopped.)\n\n%s", t.kind.MaxTurns, t.lastSteps())
 			}
@@ -190,16 +193,21 @@ func (t *task) end(status string, dur time.Duration, result string) Outcome {
 	if err := t.wait(); err != nil {
 		t.m.log.ErrorContext(t.ctx, "recording a subagent task", "err", err)
 	}
-	t.ev.Status, t.ev.Duration, t.ev.Result = status, dur, summary
+	t.ev.Status, t.ev.Duration, t.ev.Result, t.ev.Usage = status, dur, summary, t.used
 	t.emit(event.TaskDone{Task: t.ev})
 	t.m.opts.Metrics.SubagentTask(status)
-	return Outcome{ID: t.ev.ID, Status: status, Text: body, Duration: dur}
+	return Outcome{ID: t.ev.ID, Status: status, Text: body, Duration: dur, Usage: t.used}
 }
 
-// forLead is the task tool's result: status, duration and result text.
+// forLead is the task tool's result: status, duration, the subagent's
+// tokens (when it reported any) and result text.
 func forLead(o Outcome, args taskArgs, k *kind) string {
-	return fmt.Sprintf("Task %q (%s, %s)\nStatus: %s\nDuration: %s\n\n%s",
-		args.Description, k.Name, o.ID, o.Status, readable(o.Duration), o.Text)
+	var used string
+	if u := o.Usage; u.PromptTokens+u.CompletionTokens > 0 {
+		used = fmt.Sprintf("\nTokens: %d in, %d out", u.PromptTokens, u.CompletionTokens)
+	}
+	return fmt.Sprintf("Task %q (%s, %s)\nStatus: %s\nDuration: %s%s\n\n%s",
+		args.Description, k.Name, o.ID, o.Status, readable(o.Duration), used, o.Text)
 }
 
 // emit reports ev, an event about the task, to the lead's run.

@@ -38,6 +38,17 @@ func CostText(usd float64) string {
 	return "$" + strconv.FormatFloat(usd, 'f', 2, 64)
 }
 
+// CountText writes a token count for people: "850", "12.3k", "4.5M".
+func CountText(n int64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10)
+	case n < 999_950: // what rounds to 1000.0k is 1.0M
+		return strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64) + "k"
+	}
+	return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + "M"
+}
+
 // Daily is one conversation's tokens on one UTC day.
 type Daily struct {
 	Day    string `json:"day"` // 2006-01-02, UTC

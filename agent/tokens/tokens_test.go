@@ -19,3 +19,11 @@ func TestCostText(t *testing.T) {
 		}
 	}
 }
+
+func TestCountText(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1.0k", 12_345: "12.3k", 999_949: "999.9k", 999_950: "1.0M", 4_500_000: "4.5M"} {
+		if got := CountText(n); got != want {
+			t.Errorf("CountText(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
