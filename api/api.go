@@ -94,6 +94,9 @@ type Options struct {
 	// a run the one it names; nil: only the built-in agent.
 	Agents  func() []lgwire.Agent
 	Persona func(name string) (*agent.Persona, bool)
+	// Prepare, when set, adjusts each run's input before it starts (the
+	// tools plan mode offers).
+	Prepare func(in *agent.Input)
 	// Routes, when set, adds more routes under /api (DeerFlow's gateway
 	// routes); they are served behind the same token check.
 	Routes func(mux *http.ServeMux)

@@ -43,6 +43,9 @@ func (s *Server) handler() runner.Handler {
 			if d.Agent != "" && s.o.Persona != nil {
 				in.Persona, _ = s.o.Persona(d.Agent) // gone since: the built-in agent answers
 			}
+			if s.o.Prepare != nil {
+				s.o.Prepare(&in)
+			}
 			return s.o.Agent.Run(ctx, in)
 		}),
 		Undoable: true,

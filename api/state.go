@@ -37,22 +37,24 @@ func (s *Server) threadStatus(t *store.Thread) string {
 	return "idle"
 }
 
-// values is thread id's state: its messages, title and artifacts.
+// values is thread id's state: its messages, title, artifacts and todos.
 func (s *Server) values(id string) (map[string]any, error) {
 	var t *store.Thread
 	var msgs []*store.Message
+	var todos []lgwire.Todo
 	err := s.o.Store.View(func(tx *store.Tx) error {
 		var err error
 		if t, err = tx.Thread(id); err != nil {
 			return err
 		}
+		todos = lgwire.Todos(tx, id)
 		msgs, err = tx.Messages(id, 0)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"messages": lgwire.FromStore(msgs), "title": t.Title, "artifacts": lgwire.Artifacts(msgs)}, nil
+	return map[string]any{"messages": lgwire.FromStore(msgs), "title": t.Title, "artifacts": lgwire.Artifacts(msgs), "todos": todos}, nil
 }
 
 // thread loads the API thread id, answering 404 itself when there is

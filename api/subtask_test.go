@@ -22,15 +22,15 @@ type wireMessage struct {
 }
 
 // TestAPITaskResultKwargsAndToolIDs: a task tool's result carries
-// DeerFlow's subagent_status (and brief) in additional_kwargs in the
-// stream, the values and the history; a tool call id the provider reuses
-// in the next run still gives each tool message its own id, the same in
-// the stream and in the state.
+// DeerFlow's subagent_status (and brief, and subagent_token_usage) in
+// additional_kwargs in the stream, the values and the history; a tool call
+// id the provider reuses in the next run still gives each tool message its
+// own id, the same in the stream and in the state.
 func TestAPITaskResultKwargsAndToolIDs(t *testing.T) {
 	task := tools.Func("task", "Runs a subagent.", func(_ context.Context, in struct {
 		Description string `json:"description"`
 	}) (string, error) {
-		return "Task \"" + in.Description + "\" (general-purpose, task_1)\nStatus: completed\nDuration: 1s\n\nThere are 3 apples.", nil
+		return "Task \"" + in.Description + "\" (general-purpose, task_1)\nStatus: completed\nDuration: 1s\nTokens: 1200 in, 300 out\n\nThere are 3 apples.", nil
 	})
 	h := newHarness(t, config{tools: []tools.Tool{task}})
 	turn := fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{ID: "call_1", Name: "task", Arguments: `{"description":"Count"}`}}}
@@ -69,6 +69,9 @@ func TestAPITaskResultKwargsAndToolIDs(t *testing.T) {
 		ids = append(ids, m.ID)
 		if m.Kwargs["subagent_status"] != "completed" || m.Kwargs["subagent_result_brief"] != "There are 3 apples." {
 			t.Errorf("task result in the values: %+v", m)
+		}
+		if u, _ := m.Kwargs["subagent_token_usage"].(map[string]any); u["input_tokens"] != 1200.0 || u["output_tokens"] != 300.0 || u["total_tokens"] != 1500.0 {
+			t.Errorf("task result's subagent_token_usage = %v", m.Kwargs["subagent_token_usage"])
 		}
 	}
 	if len(ids) != 2 || ids[0] == ids[1] || !slices.Equal(ids, streamedIDs) {

@@ -17,5 +17,7 @@ var Commands = []Command{
 	{"skills", "list skills; /skills enable|disable NAME; /NAME task uses one"},
 	{"schedules", "list this conversation's scheduled tasks"},
 	{"unschedule", "cancel a scheduled task: /unschedule ID"},
+	{"goal", "show this conversation's goal; /goal TEXT sets it, /goal clear removes it"},
+	{"plan", "show whether I keep a checklist here; /plan on|off switches it"},
 	{"help", "show this list"},
 }

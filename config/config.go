@@ -33,6 +33,7 @@ type Config struct {
 	SkillEvo      SkillEvolution `yaml:"skill_evolution"`
 	Tools         Tools          `yaml:"tools"`
 	MCP           MCP            `yaml:"mcp"`
+	ACP           ACP            `yaml:"acp"`
 	Console       Console        `yaml:"console"`
 
 	src *source // where it was read from; nil for a Config built in code
@@ -168,7 +169,20 @@ type Agent struct {
 	TitleModel string `yaml:"title_model"`
 	// DailyTokenBudget caps the tokens one conversation may use per UTC
 	// day; 0 means no cap.
-	DailyTokenBudget int64         `yaml:"daily_token_budget"`
+	DailyTokenBudget int64 `yaml:"daily_token_budget"`
+	// PlanMode is plan mode where a conversation has not chosen with
+	// /plan on|off: the model keeps a checklist (write_todos) for work of
+	// several steps. Default false.
+	PlanMode bool `yaml:"plan_mode"`
+	// ToolOutputShare is the part of the model's context window one tool
+	// result may fill (about 4 characters a token); longer results are
+	// cut in the middle. Default 0.1; 20,000 characters when the model's
+	// context_window is unknown.
+	ToolOutputShare float64 `yaml:"tool_output_share"`
+	// ToolFailureLimit is how many times in a row a tool may fail the
+	// same way before it is switched off for the rest of the run; default
+	// 3, negative: never.
+	ToolFailureLimit int           `yaml:"tool_failure_limit"`
 	Summarization    Summarization `yaml:"summarization"`
 	LoopDetection    LoopDetection `yaml:"loop_detection"`
 }

@@ -70,6 +70,10 @@ func (c *Config) agentDefaults() {
 	defString(&c.Agent.Name, "DeerFlow")
 	defInt(&c.Agent.MaxTurns, 100)
 	defInt(&c.Agent.ToolTimeoutSeconds, 600)
+	if c.Agent.ToolOutputShare == 0 {
+		c.Agent.ToolOutputShare = 0.1
+	}
+	defInt(&c.Agent.ToolFailureLimit, 3)
 	defInt(&c.Router.MaxQueued, 20)
 	if !c.given("shutdown.grace_seconds") {
 		c.Shutdown.GraceSeconds = 30

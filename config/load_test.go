@@ -86,7 +86,7 @@ func TestDefaults(t *testing.T) {
 		Log:     Log{Level: "info", Format: "text"},
 		Models: []Model{{Name: "default", Model: "gpt-4o-mini", BaseURL: "https://api.openai.com/v1",
 			APIKey: "sk-x", TimeoutSeconds: 600, MaxRetries: 3}},
-		Agent: Agent{Name: "DeerFlow", MaxTurns: 100, ToolTimeoutSeconds: 600,
+		Agent: Agent{Name: "DeerFlow", MaxTurns: 100, ToolTimeoutSeconds: 600, ToolOutputShare: 0.1, ToolFailureLimit: 3,
 			Summarization: Summarization{Enabled: true, TriggerTokens: 32000, TriggerFraction: 0.8, KeepMessages: 10},
 			LoopDetection: LoopDetection{Window: 20, WarnRepeats: 3, StopRepeats: 5, ToolWarn: 30, ToolStop: 50}},
 		Router:   Router{MaxQueued: 20},

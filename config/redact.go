@@ -30,6 +30,10 @@ func (c *Config) Redacted() *Config {
 		s.Headers = maskValues(s.Headers)
 		s.URL = maskURL(s.URL)
 	}
+	r.ACP.Agents = slices.Clone(c.ACP.Agents)
+	for i := range r.ACP.Agents {
+		r.ACP.Agents[i].Env = maskValues(r.ACP.Agents[i].Env)
+	}
 	return &r
 }
 

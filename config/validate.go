@@ -26,6 +26,7 @@ func (c *Config) Validate() error {
 	v.uploads()
 	v.agents()
 	v.mcp()
+	v.acp()
 	return errors.Join(v.errs...)
 }
 
@@ -142,6 +143,9 @@ func (v *validator) agent() {
 		v.fail("agent.daily_token_budget", "must not be negative, got %d", c.Agent.DailyTokenBudget)
 	}
 	v.modelName("agent.title_model", c.Agent.TitleModel)
+	if c.Agent.ToolOutputShare <= 0 || c.Agent.ToolOutputShare > 0.5 {
+		v.fail("agent.tool_output_share", "must be above 0 and at most 0.5, got %g", c.Agent.ToolOutputShare)
+	}
 	sm := c.Agent.Summarization
 	v.nonNegative("agent.summarization.trigger_tokens", sm.TriggerTokens)
 	if sm.TriggerFraction <= 0 || sm.TriggerFraction >= 1 {

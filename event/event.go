@@ -81,6 +81,23 @@ type Clarification struct {
 	Keep bool `json:",omitempty"`
 }
 
+// Todos: the run's checklist (write_todos) changed; Items is the whole
+// list now, in order.
+type Todos struct{ Items []Todo }
+
+// Todo is one item of a checklist.
+type Todo struct {
+	Content string `json:"content"`
+	Status  string `json:"status"` // TodoPending, TodoInProgress or TodoCompleted
+}
+
+// Todo statuses.
+const (
+	TodoPending    = "pending"
+	TodoInProgress = "in_progress"
+	TodoCompleted  = "completed"
+)
+
 // TaskStarted: a subagent task was queued (Status pending) or started.
 type TaskStarted struct{ Task Task }
 
@@ -113,6 +130,9 @@ type Task struct {
 	Started     time.Time     // when it started running (zero while pending)
 	Duration    time.Duration // TaskDone: running time
 	Ahead       int           // pending: tasks waiting in front of it
+	// Usage, on TaskDone, is what the subagent's model calls cost; zero
+	// when its run ended without an answer (failed, stopped).
+	Usage Usage
 }
 
 // Usage is what a run's model calls cost.
@@ -152,6 +172,7 @@ func (ToolResult) event()     {}
 func (FilesPresented) event() {}
 func (Status) event()         {}
 func (Clarification) event()  {}
+func (Todos) event()          {}
 func (TaskStarted) event()    {}
 func (TaskProgress) event()   {}
 func (TaskDone) event()       {}
@@ -189,6 +210,8 @@ func Name(ev Event) string {
 		return "status"
 	case Clarification:
 		return "clarification"
+	case Todos:
+		return "todos"
 	case TaskStarted:
 		return "task_started"
 	case TaskProgress:

@@ -18,6 +18,9 @@ func (d *Delivery) final(ctx context.Context, text string, failed bool) {
 	}
 	d.stopTyping()
 	d.finishTasks()
+	if !d.stream {
+		d.finishChecklist()
+	}
 	defer d.sendFiles(ctx)
 	if d.stream {
 		o := d.out(bus.OutMessage, text)

@@ -97,6 +97,7 @@ type Delivery struct {
 	acts    []string
 	main    *editor       // the progress message; nil for DeltaStreamers
 	tasks   []*taskView   // subagents' progress replies, in start order
+	plan    *checklist    // the run's checklist message (write_todos); nil until there is one
 	typing  chan struct{} // closed to end the typing loop; nil without a Typer
 	ticker  sync.WaitGroup
 }
@@ -214,6 +215,8 @@ func (d *Delivery) Handle(ctx context.Context, ev event.Event) {
 		d.end(ctx, ev)
 	case event.Started, event.ReasoningDelta:
 		// Nothing to show: the typing indicator says the run is on.
+	case event.Todos:
+		d.todos(ctx, ev)
 	case event.Clarification:
 		// The answer that ends the run asks the question, with its
 		// options numbered; they also go as buttons (see choiceTx).
@@ -324,12 +327,15 @@ func (d *Delivery) Close() {
 		d.main.halt()
 	}
 	d.mu.Lock()
-	tasks := d.tasks
+	tasks, c := d.tasks, d.plan
 	d.mu.Unlock()
 	for _, t := range tasks {
 		if t.ed != nil {
 			t.ed.halt()
 		}
+	}
+	if c != nil {
+		c.ed.halt()
 	}
 	d.forgetTasks()
 }

@@ -105,6 +105,9 @@ func (e *editor) interval() time.Duration {
 			n++
 		}
 	}
+	if d.checklistLive() {
+		n++
+	}
 	return e.every * time.Duration(max(n, 1))
 }
 

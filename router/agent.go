@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/choice"
+	"github.com/deerflow/deerflow/plan"
 	"github.com/deerflow/deerflow/store"
 )
 
@@ -124,4 +126,10 @@ func (r *Router) modelOf(in *bus.Inbound, chosen string) string {
 		return d.Model
 	}
 	return ""
+}
+
+// gatePlan offers a run the checklist tool (write_todos) only while plan
+// mode is on in its conversation.
+func (r *Router) gatePlan(in *agent.Input) {
+	in.Persona = plan.Gate(in.Persona, r.opts.Plan != nil && r.opts.Plan.On(in.ChatKey))
 }

@@ -71,6 +71,14 @@ func (r *Router) command(ctx context.Context, in *bus.Inbound, name, args string
 		return r.reply(ctx, in, r.opts.Skills.Command(in.Channel+":"+in.UserID, args))
 	case "schedules", "unschedule":
 		return r.cmdSchedules(ctx, in, name, args)
+	case "plan", "goal":
+		switch {
+		case r.opts.Plan == nil:
+			return r.reply(ctx, in, "Plans and goals are not available on this deerflow.")
+		case name == "plan":
+			return r.reply(ctx, in, r.opts.Plan.PlanCommand(in.ChatKey(), args))
+		}
+		return r.reply(ctx, in, r.opts.Plan.GoalCommand(in.ChatKey(), args))
 	case "help", "start":
 		return r.reply(ctx, in, helpText())
 	}
@@ -209,6 +217,9 @@ func (r *Router) cmdStatus(ctx context.Context, in *bus.Inbound) error {
 		sb.WriteString("Run: idle\n")
 	}
 	sb.WriteString(tasks + r.scheduleStatus(key))
+	if r.opts.Plan != nil {
+		sb.WriteString(r.opts.Plan.StatusText(key, threadID))
+	}
 	if r.opts.Research != nil {
 		if line := r.opts.Research.Status(threadID); line != "" {
 			sb.WriteString(line)

@@ -26,6 +26,7 @@ type conv struct {
 	key      string
 	threadID string       // "" until resolved from the store
 	tasks    []event.Task // the running run's unfinished subagent tasks
+	subs     subagentSum  // the latest run's finished subagent tasks
 }
 
 // conv returns the conversation for key, creating its routing state.
@@ -239,6 +240,7 @@ func (r *Router) execute(ctx context.Context, run *runner.Run) iter.Seq[event.Ev
 				ain.Skill = ""
 			}
 		}
+		r.gatePlan(&ain)
 		src := r.opts.Agent.Run
 		if mode := r.researchMode(in, threadID, &ain); mode != "" {
 			src = func(ctx context.Context, ain agent.Input) iter.Seq[event.Event] {
@@ -267,7 +269,7 @@ func (r *Router) delivery(ctx context.Context, in *bus.Inbound, threadID, runID 
 		Now:         r.opts.Now,
 		ThreadID:    threadID,
 		RunID:       runID,
-		OnTask:      func(t event.Task, done bool) { r.trackTask(c, t, done) },
+		OnTask:      func(t event.Task, done bool) { r.trackTask(c, threadID, runID, t, done) },
 		OnTasksEnd: func() {
 			r.mu.Lock()
 			c.tasks = nil

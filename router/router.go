@@ -65,6 +65,19 @@ type Options struct {
 	// scheduled runs ended; nil: scheduled tasks are off (their runs are
 	// still shown).
 	Schedules Schedules
+	// Plan answers /plan and /goal, adds their /status lines, and says
+	// whether a conversation's runs may keep a checklist (write_todos);
+	// nil: both commands are off and no run is offered the checklist.
+	Plan Plan
+}
+
+// Plan is a conversation's goal and plan mode as the router sees them
+// (plan.Book).
+type Plan interface {
+	On(chatKey string) bool
+	PlanCommand(chatKey, args string) string
+	GoalCommand(chatKey, args string) string
+	StatusText(chatKey, threadID string) string
 }
 
 // Research is /research as the router sees it. A research is a

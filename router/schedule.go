@@ -90,6 +90,7 @@ func (r *Router) executeScheduled(ctx context.Context, run *runner.Run) iter.Seq
 		sl.ctx, sl.d = lctx, d
 		r.mu.Unlock()
 		ain := run.Input()
+		r.gatePlan(&ain)
 		if tx := d.AnswerTx(); tx != nil {
 			ain.OnAnswer = func(t *store.Tx, answer string) error { return tx(t, head(answer)) }
 		}

@@ -73,6 +73,10 @@ func (t *Translator) task(ev event.Event) map[string]any {
 		return map[string]any{"type": "task_running", "task_id": ev.Task.ID, "message": msg, "message_index": n}
 	case event.TaskDone:
 		m := map[string]any{"task_id": ev.Task.ID, "duration_ms": ev.Task.Duration.Milliseconds()}
+		if u := ev.Task.Usage; u.PromptTokens+u.CompletionTokens > 0 {
+			m["usage"] = map[string]any{"input_tokens": u.PromptTokens, "output_tokens": u.CompletionTokens,
+				"total_tokens": u.PromptTokens + u.CompletionTokens, "cost_usd": u.Cost}
+		}
 		switch ev.Task.Status {
 		case event.TaskCompleted:
 			m["type"], m["result"] = "task_completed", ev.Task.Result

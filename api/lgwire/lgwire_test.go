@@ -2,7 +2,10 @@ package lgwire
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
+
+	"github.com/deerflow/deerflow/event"
 )
 
 func TestInputText(t *testing.T) {
@@ -61,4 +64,20 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// A finished task's custom event carries the subagent's usage; one that
+// reported no tokens has none.
+func TestTaskCompletedUsage(t *testing.T) {
+	done := event.Task{ID: "task_1", Status: event.TaskCompleted, Result: "ok",
+		Usage: event.Usage{PromptTokens: 100, CompletionTokens: 20, Cost: 0.5}}
+	m := (&Translator{}).task(event.TaskDone{Task: done})
+	want := map[string]any{"input_tokens": 100, "output_tokens": 20, "total_tokens": 120, "cost_usd": 0.5}
+	if m["type"] != "task_completed" || !reflect.DeepEqual(m["usage"], want) {
+		t.Errorf("task_completed = %v", m)
+	}
+	done.Usage = event.Usage{}
+	if m := (&Translator{}).task(event.TaskDone{Task: done}); m["usage"] != nil {
+		t.Errorf("without tokens, task_completed = %v", m)
+	}
 }

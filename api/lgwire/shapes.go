@@ -60,6 +60,7 @@ func Schemas(graphID string) map[string]any {
 		"messages":  map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
 		"title":     map[string]any{"type": "string"},
 		"artifacts": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+		"todos":     map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
 	}}
 	obj := func(title string) map[string]any {
 		return map[string]any{"title": title, "type": "object", "properties": map[string]any{}}

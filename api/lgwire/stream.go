@@ -80,6 +80,8 @@ func (t *Translator) Frames(ev event.Event) []Frame {
 	case event.FilesPresented, event.Clarification, event.Status,
 		event.TaskStarted, event.TaskProgress, event.TaskDone, event.RolledBack:
 		out = t.customEvent(out, ev)
+	case event.Todos:
+		out = t.todosEvent(out, ev)
 	case event.Error:
 		out = append(out, Frame{"error", map[string]any{"error": errorName(ev.Err), "message": ev.Text}})
 	case event.Ended:

@@ -2,6 +2,7 @@ package lgwire
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -10,7 +11,8 @@ import (
 // subagent's status (completed, failed, cancelled or timed_out), with a
 // brief of the result when it completed, else the error. content is the
 // task tool's result, "Task "…" (type, id)\nStatus: <status>\nDuration:
-// …\n\n<text>" (subagents' forLead); nil when it is not one.
+// …[\nTokens: <in> in, <out> out]\n\n<text>" (subagents' forLead); nil
+// when it is not one. The tokens become subagent_token_usage.
 func TaskKwargs(content string) map[string]any {
 	_, rest, _ := strings.Cut(content, "\n")
 	line, rest, _ := strings.Cut(rest, "\n")
@@ -18,8 +20,21 @@ func TaskKwargs(content string) map[string]any {
 	if !ok {
 		return nil
 	}
-	_, text, _ := strings.Cut(rest, "\n\n")
+	head, text, _ := strings.Cut(rest, "\n\n")
 	text = clipRunes(strings.TrimSpace(text), 2000)
+	m := taskStatus(status, line, text)
+	var in, out int
+	for _, l := range strings.Split(head, "\n") {
+		if n, _ := fmt.Sscanf(l, "Tokens: %d in, %d out", &in, &out); n == 2 {
+			m["subagent_token_usage"] = map[string]any{"input_tokens": in, "output_tokens": out, "total_tokens": in + out}
+		}
+	}
+	return m
+}
+
+// taskStatus is TaskKwargs' status and result (or error) for status,
+// from the status line and the result's text.
+func taskStatus(status, line, text string) map[string]any {
 	switch status {
 	case "completed":
 		return map[string]any{"subagent_status": status, "subagent_result_brief": text}

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 
+	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/api"
 	"github.com/deerflow/deerflow/api/gateway"
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/event"
+	"github.com/deerflow/deerflow/plan"
 	"github.com/deerflow/deerflow/sandbox"
 )
 
@@ -34,10 +36,13 @@ func (a *app) newAPI(sb *sandbox.Manager) error {
 		Files: func(threadID, name string) (event.File, error) {
 			return sb.Reopen(threadID, sandbox.Outputs+"/"+name)
 		},
-		RemoveFiles:   sb.RemoveThread,
-		Schedules:     a.scheduler,
-		Agents:        a.agentList,
-		Persona:       a.agents.Named,
+		RemoveFiles: sb.RemoveThread,
+		Schedules:   a.scheduler,
+		Agents:      a.agentList,
+		Persona:     a.agents.Named,
+		Prepare: func(in *agent.Input) {
+			in.Persona = plan.Gate(in.Persona, a.plan.On(in.ChatKey))
+		},
 		CORSOrigins:   a.cfg.HTTP.CORSOrigins,
 		TrustLoopback: a.cfg.HTTP.TrustLoopback,
 		Routes:        gw.Register, UploadsNote: gw.UploadsNote,

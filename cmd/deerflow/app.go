@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/agent/guard"
 	"github.com/deerflow/deerflow/agent/loopdetect"
 	"github.com/deerflow/deerflow/agents"
 	"github.com/deerflow/deerflow/api"
@@ -21,6 +22,7 @@ import (
 	"github.com/deerflow/deerflow/mcp"
 	"github.com/deerflow/deerflow/memory"
 	"github.com/deerflow/deerflow/metrics"
+	"github.com/deerflow/deerflow/plan"
 	"github.com/deerflow/deerflow/research"
 	"github.com/deerflow/deerflow/router"
 	"github.com/deerflow/deerflow/runner"
@@ -57,6 +59,7 @@ type app struct {
 	skills    *skills.Manager
 	scheduler *scheduler.Scheduler // nil when scheduler.enabled is false
 	agents    *agents.Registry
+	plan      *plan.Book // goals, plan modes and checklists
 }
 
 // newLogger returns the process logger writing to w, per cfg.Log.
@@ -165,7 +168,8 @@ func modelNamed(models []agent.ModelRef, name string) *agent.ModelRef {
 }
 
 // turnContext is what a run's user message comes with in the model's view:
-// the sender's memory, and the skill the message activated.
+// the sender's memory, the skill the message activated and the
+// conversation's goal (/goal).
 func (a *app) turnContext(_ context.Context, in *agent.Input) string {
 	var parts []string
 	if a.memory != nil {
@@ -177,6 +181,9 @@ func (a *app) turnContext(_ context.Context, in *agent.Input) string {
 		if text, _, ok := a.skills.Activation(in.Skill); ok {
 			parts = append(parts, text)
 		}
+	}
+	if g := a.plan.GoalContext(in.ChatKey); g != "" {
+		parts = append(parts, g)
 	}
 	return strings.Join(parts, "\n\n")
 }
@@ -261,6 +268,7 @@ func newSubagents(cfg *config.Config, st *store.Store, models []agent.ModelRef, 
 		MaxRunning:     sc.MaxRunning,
 		Timeout:        time.Duration(sc.TimeoutSeconds) * time.Second,
 		ToolTimeout:    time.Duration(cfg.Agent.ToolTimeoutSeconds) * time.Second,
+		Middlewares:    guard.FromConfig(agent.DefaultChain(), cfg, sb),
 		Logger:         log,
 		Metrics:        met,
 	})

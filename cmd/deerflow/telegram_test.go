@@ -168,7 +168,7 @@ func TestTelegramPrivateConversation(t *testing.T) {
 	for _, c := range tg.Commands() {
 		names = append(names, c.Command)
 	}
-	if got := strings.Join(names, ","); got != "new,status,stop,retry,research,models,agent,memory,skills,schedules,unschedule,help" {
+	if got := strings.Join(names, ","); got != "new,status,stop,retry,research,models,agent,memory,skills,schedules,unschedule,goal,plan,help" {
 		t.Errorf("registered commands = %s", got)
 	}
 	if len(tg.CallsOf("sendChatAction")) == 0 {

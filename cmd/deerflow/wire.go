@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/deerflow/deerflow/agent"
+	"github.com/deerflow/deerflow/agent/guard"
 	"github.com/deerflow/deerflow/memory"
+	"github.com/deerflow/deerflow/plan"
 	"github.com/deerflow/deerflow/research"
 	"github.com/deerflow/deerflow/router"
 	"github.com/deerflow/deerflow/runner"
@@ -14,6 +16,7 @@ import (
 	"github.com/deerflow/deerflow/scheduler"
 	"github.com/deerflow/deerflow/skills"
 	"github.com/deerflow/deerflow/store"
+	"github.com/deerflow/deerflow/subagents/acp"
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -108,6 +111,9 @@ func (a *app) wireTools(models []agent.ModelRef) error {
 		return err
 	}
 	a.tools.Add(a.subagents.Tool())
+	if t := acp.FromConfig(cfg, a.sandbox, a.log); t != nil {
+		a.tools.Add(t)
+	}
 	if a.skills, err = skills.New(skills.Options{
 		Store: st, CustomDir: cfg.Skills.Path, Admins: cfg.Skills.Admins,
 		Evolution: cfg.SkillEvo.Enabled, Model: models[0].Model, ModelID: models[0].ID, Logger: a.log,
@@ -117,6 +123,9 @@ func (a *app) wireTools(models []agent.ModelRef) error {
 	if t := a.skills.Tool(); t != nil {
 		a.tools.Add(t)
 	}
+	// The checklist, offered only where plan mode is on (router.Options.Plan).
+	a.plan = plan.New(st, cfg.Agent.PlanMode)
+	a.tools.Add(a.plan.Tool())
 	return nil
 }
 
@@ -141,7 +150,7 @@ func (a *app) wireAgent(models []agent.ModelRef) error {
 		MaxTurns:         cfg.Agent.MaxTurns,
 		ToolTimeout:      time.Duration(cfg.Agent.ToolTimeoutSeconds) * time.Second,
 		Logger:           a.log,
-		Middlewares:      agent.Chain(loopLimits(cfg)),
+		Middlewares:      guard.FromConfig(agent.Chain(loopLimits(cfg)), cfg, a.sandbox),
 		Summarize:        summarizeOptions(cfg, models),
 		TitleModel:       modelNamed(models, cfg.Agent.TitleModel),
 		DailyTokenBudget: cfg.Agent.DailyTokenBudget,
@@ -166,6 +175,7 @@ func (a *app) wireAgent(models []agent.ModelRef) error {
 		p.SetSection(agent.SectionMemory, agent.Static(memory.PromptSection))
 	}
 	opts.TurnContext = a.turnContext
+	p.SetSection("plan_mode", planSection(a.plan))
 	if cfg.Research.Enabled {
 		p.SetSection("research", agent.Static(researchSection))
 	}
@@ -175,6 +185,17 @@ func (a *app) wireAgent(models []agent.ModelRef) error {
 	var err error
 	a.agent, err = agent.New(opts)
 	return err
+}
+
+// planSection is the prompt's note on keeping the checklist, in the
+// conversations where plan mode is on.
+func planSection(book *plan.Book) func(context.Context, *agent.Input) string {
+	return func(_ context.Context, in *agent.Input) string {
+		if book.On(in.ChatKey) {
+			return plan.PromptNote
+		}
+		return ""
+	}
 }
 
 // wireResearch builds the researcher when research is enabled.
@@ -224,6 +245,7 @@ func (a *app) wireRouter() error {
 		Agents:      a.agents,
 		Reopen:      sb.Reopen,
 		Health:      a.health,
+		Plan:        a.plan,
 	}
 	if a.memory != nil {
 		bo.Memory = a.memory
