@@ -18,6 +18,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/deerflow/deerflow/sandbox/bwrap"
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -80,29 +81,10 @@ func (c *conn) start(ctx context.Context) (*proc, error) {
 }
 
 // begin starts the process with pipes of our own for its stdin and
-// stdout: files, so that Wait never closes the end we read.
-func (p *proc) begin() error {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return err
-	}
-	p.cmd.Stdin, p.cmd.Stdout = inR, outW
-	err = p.cmd.Start()
-	inR.Close() // the child has its copies
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		return err
-	}
-	p.stdin, p.stdout = inW, outR
-	return nil
+// stdout (see bwrap.StartPiped).
+func (p *proc) begin() (err error) {
+	p.stdin, p.stdout, err = bwrap.StartPiped(p.cmd)
+	return err
 }
 
 // wait reaps the process, frees its sandbox and marks it done.

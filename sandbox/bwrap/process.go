@@ -181,3 +181,29 @@ func (p *Process) Kill() error {
 	}
 	return syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
 }
+
+// StartPiped starts cmd with pipes of our own for its stdin and stdout:
+// files, so that Wait never closes the end we read (exec's own pipes are
+// closed by Wait). It returns our ends; the child's are closed here.
+func StartPiped(cmd *exec.Cmd) (stdin, stdout *os.File, err error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, nil, err
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	err = cmd.Start()
+	inR.Close() // the child has its copies
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, nil, err
+	}
+	return inW, outR, nil
+}

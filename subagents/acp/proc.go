@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/deerflow/deerflow/sandbox/bwrap"
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -67,29 +68,10 @@ func (t *tool) start(ctx context.Context, threadID string, a Agent) (*proc, erro
 }
 
 // begin starts the process with pipes of our own for its stdin and
-// stdout: files, so that Wait never closes the end we read.
-func (p *proc) begin() error {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return err
-	}
-	p.cmd.Stdin, p.cmd.Stdout = inR, outW
-	err = p.cmd.Start()
-	inR.Close() // the child has its copies
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		return err
-	}
-	p.stdin, p.stdout = inW, outR
-	return nil
+// stdout (see bwrap.StartPiped).
+func (p *proc) begin() (err error) {
+	p.stdin, p.stdout, err = bwrap.StartPiped(p.cmd)
+	return err
 }
 
 // wait reaps the process and frees its sandbox.
