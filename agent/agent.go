@@ -65,6 +65,8 @@ type Options struct {
 	// run to those tools: only they are offered, and calls of others are
 	// refused (an activated skill's allowed-tools).
 	AllowedTools func(in *Input) []string
+	// Deferred tools are neither offered nor callable until a call loads them (tools.Env.Load).
+	Deferred func(tool string) bool
 	// OnAnswer, when set, runs inside the transaction that stores a run's
 	// answer (a memory updater queues the exchange there, so it is never
 	// lost). It may run more than once for one answer and must be

@@ -43,6 +43,12 @@ func (r *run) usable(tool string) bool {
 	return (len(r.allowed) == 0 || slices.Contains(r.allowed, tool)) && r.in.Persona.allows(tool)
 }
 
+// deferred reports whether the run may use the tool but has not loaded it.
+func (r *run) deferred(tool string) bool {
+	_, loaded := r.loaded.Load(tool)
+	return !loaded && r.a.opts.Deferred != nil && r.a.opts.Deferred(tool) && r.usable(tool)
+}
+
 // allow is the run's tool predicate as its tool calls (and the subagents
 // they start) see it (tools.Env.Allow): nil when every tool is usable.
 func (r *run) allow() func(string) bool {

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/deerflow/deerflow/agent/message"
 	"github.com/deerflow/deerflow/agent/tokens"
@@ -66,6 +67,7 @@ type run struct {
 	capped bool      // the run reached MaxTurns
 
 	allowed []string     // the only tools of this run; nil: all
+	loaded  sync.Map     // deferred tools loaded (tools.Env.Load) → true
 	usage   llm.Usage    // the run's tokens so far
 	nudge   string       // a hidden note for the next model call only
 	images  []llm.Image  // attached to the next model call only
@@ -131,9 +133,9 @@ func (r *run) exec() {
 	if f := r.a.opts.AllowedTools; f != nil {
 		r.allowed = f(r.in)
 	}
-	specs := toolSpecs(r.a.opts.Tools, r.usable, r.model.Vision)
 	var p progress
 	for turn := 1; turn <= r.a.opts.MaxTurns; turn++ {
+		specs := toolSpecs(r.a.opts.Tools, func(n string) bool { return r.usable(n) && !r.deferred(n) }, r.model.Vision)
 		if r.step(toolCtx, turn, specs, &p) {
 			return
 		}

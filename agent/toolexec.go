@@ -107,7 +107,7 @@ func (r *run) toolEnv(turn int, call llm.ToolCall, batch []string, i int, attach
 	return &tools.Env{
 		ThreadID: workspace, RunID: r.in.RunID, ChatKey: r.in.ChatKey, UserID: r.in.UserID, CallID: call.ID,
 		Model: r.model.Name, Turn: turn, Batch: batch, Index: i, Attach: attach,
-		Emit: emit, Allow: r.allow(),
+		Emit: emit, Allow: r.allow(), Load: func(n string) { r.loaded.Store(n, true) },
 	}
 }
 
@@ -153,6 +153,9 @@ func (r *run) callTool(ctx context.Context, call llm.ToolCall) ToolResult {
 	if len(r.allowed) > 0 && !slices.Contains(r.allowed, call.Name) { // known or not, refused or not
 		usable := slices.DeleteFunc(slices.Clone(r.allowed), func(n string) bool { return !r.in.Persona.allows(n) })
 		return ToolResult{Err: fmt.Errorf("tool %s is not available while the %s skill is active; it allows only %s", call.Name, r.in.Skill, strings.Join(usable, ", "))}
+	}
+	if r.deferred(call.Name) {
+		return ToolResult{Err: fmt.Errorf("tool %s is not loaded yet: call tool_search with query \"select:%s\" first to get its schema", call.Name, call.Name)}
 	}
 	out, err := reg.Call(ctx, call.Name, json.RawMessage(call.Arguments))
 	return ToolResult{Content: out, Err: err}

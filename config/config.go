@@ -317,6 +317,9 @@ type WebSearch struct {
 // MCP configures Model Context Protocol servers.
 type MCP struct {
 	Servers []MCPServer `yaml:"servers"`
+	// DeferThreshold: above this many MCP tools, their schemas are not
+	// sent to the model; tool_search loads them on demand. 0 never defers.
+	DeferThreshold int `yaml:"defer_threshold"`
 }
 
 // MCPServer is one MCP server: stdio (Command) or streamable HTTP (URL).

@@ -113,6 +113,9 @@ func (c *Config) featureDefaults() {
 	defInt(&c.Subagents.MaxRunning, 16)
 	defInt(&c.Subagents.TimeoutSeconds, 1800)
 
+	if !c.given("mcp.defer_threshold") {
+		c.MCP.DeferThreshold = 20
+	}
 	if !c.given("research.enabled") {
 		c.Research.Enabled = true
 	}

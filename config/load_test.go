@@ -101,6 +101,7 @@ func TestDefaults(t *testing.T) {
 		Sandbox:       Sandbox{Network: true, BashTimeoutSeconds: 600, MaxUploadMB: 50, Limits: Limits{MemoryMB: 1024, Processes: 256, DiskMB: 2048, TmpMB: 256}},
 		Subagents:     Subagents{MaxPerResponse: 3, MaxPerRun: 6, MaxRunning: 16, TimeoutSeconds: 1800},
 		Research:      Research{Enabled: true, MaxClarifications: 2, MaxSteps: 5, MaxPlanIterations: 3},
+		MCP:           MCP{DeferThreshold: 20},
 		Scheduler:     Scheduler{Enabled: true, MinIntervalSeconds: 60, MaxPerUser: 20, MaxFailures: 3, Timezone: "UTC"},
 		Uploads:       Uploads{Convert: Convert{Enabled: true, TimeoutSeconds: 60, MaxMB: 50, MaxUnpackedMB: 200, MaxMarkdownKB: 4096}},
 		Transcription: Transcription{BaseURL: "https://api.openai.com/v1", APIKey: "sk-x", TimeoutSeconds: 120, MaxMB: 25},

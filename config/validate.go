@@ -347,6 +347,7 @@ func isName(s string, maxLen int, alnumFirst bool) bool {
 }
 
 func (v *validator) mcp() {
+	v.nonNegative("mcp.defer_threshold", v.c.MCP.DeferThreshold)
 	seen := map[string]bool{}
 	for i, s := range v.c.MCP.Servers {
 		k := index("mcp.servers", i)

@@ -167,6 +167,11 @@ func TestValidateTypedErrors(t *testing.T) {
 	if err := c.Validate(); err == nil || err.Error() != "agent.max_turns: must be between 1 and 1000, got 0" {
 		t.Errorf("err = %v", err)
 	}
+	c.Agent.MaxTurns = 100
+	c.MCP.DeferThreshold = -1
+	if err := c.Validate(); err == nil || err.Error() != "mcp.defer_threshold: must not be negative, got -1" {
+		t.Errorf("err = %v", err)
+	}
 	c.Models = nil
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "models: at least one model is required") {
 		t.Errorf("err = %v", err)

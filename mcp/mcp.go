@@ -311,8 +311,12 @@ func backoff(base time.Duration, n int) time.Duration {
 
 // ServerOf names the configured server a tool (by its registry name,
 // "<server>_<tool>") comes from: the longest server prefix that fits, so
-// that an agent limited to some servers is offered only their tools.
+// that an agent limited to some servers is offered only their tools. A
+// nil Manager (no servers) has no tools.
 func (m *Manager) ServerOf(tool string) (string, bool) {
+	if m == nil {
+		return "", false
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var best *conn

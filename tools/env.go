@@ -33,6 +33,10 @@ type Env struct {
 	// and its skill's restrictions); nil allows all. A subagent the call
 	// starts may use only the tools it allows.
 	Allow func(tool string) bool
+	// Load offers a deferred tool (see agent.Options.Deferred) to the
+	// model for the rest of the run and lets it be called (tool_search).
+	// Nil when the run defers nothing.
+	Load func(tool string)
 }
 
 type envKey struct{}

@@ -67,9 +67,10 @@ func NewRegistry(ts ...Tool) *Registry {
 
 // Add registers t, replacing a tool of the same name.
 func (r *Registry) Add(t Tool) {
+	name := t.Spec().Name // outside the lock: a Spec may read the registry (tool_search)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.tools[t.Spec().Name] = t
+	r.tools[name] = t
 }
 
 // Remove drops the named tool.
@@ -103,9 +104,13 @@ func (r *Registry) Names() []string {
 // (and cacheable by providers).
 func (r *Registry) Specs() []Spec {
 	r.mu.RLock()
-	defer r.mu.RUnlock()
-	specs := make([]Spec, 0, len(r.tools))
+	ts := make([]Tool, 0, len(r.tools))
 	for _, t := range r.tools {
+		ts = append(ts, t)
+	}
+	r.mu.RUnlock() // a Spec may read the registry (tool_search)
+	specs := make([]Spec, 0, len(ts))
+	for _, t := range ts {
 		specs = append(specs, t.Spec())
 	}
 	slices.SortFunc(specs, func(a, b Spec) int { return strings.Compare(a.Name, b.Name) })

@@ -18,6 +18,7 @@ import (
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/subagents/acp"
 	"github.com/deerflow/deerflow/tools"
+	"github.com/deerflow/deerflow/tools/toolsearch"
 )
 
 // wire builds everything on top of the store: sandbox and tools, skills,
@@ -142,6 +143,7 @@ func (a *app) wireAgent(models []agent.ModelRef) error {
 		return sk.PromptSection()
 	})
 	opts := agent.Options{
+		Deferred:         a.toolSearch(),
 		Store:            a.store,
 		Metrics:          a.metrics,
 		Models:           models,
@@ -259,4 +261,13 @@ func (a *app) wireRouter() error {
 	var err error
 	a.router, err = router.New(bo)
 	return err
+}
+
+// toolSearch adds tool_search: MCP tools beyond mcp.defer_threshold wait
+// for it (see toolsearch). It returns the agent's Deferred.
+func (a *app) toolSearch() func(string) bool {
+	search := toolsearch.New(toolsearch.Options{Tools: a.tools, Threshold: a.cfg.MCP.DeferThreshold,
+		Deferrable: func(n string) bool { _, ok := a.mcp.ServerOf(n); return ok }})
+	a.tools.Add(search.Tool())
+	return search.Deferred
 }
