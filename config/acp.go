@@ -17,8 +17,10 @@ type ACPAgent struct {
 	Env         map[string]string `yaml:"env"` // handed over in the environment, never logged
 	// TimeoutSeconds bounds one invocation; 0 means DefaultACPTimeout.
 	TimeoutSeconds int `yaml:"timeout_seconds"`
-	// Permissions answers the agent's permission requests: "deny" (the
-	// default, also "") rejects them, "allow" accepts them.
+	// Permissions answers the agent's permission requests: "ask" (the
+	// default, also "") asks the person in the chat, with the request's
+	// options as buttons (no one to ask, or no answer in 10 minutes:
+	// rejected); "deny" rejects them, "allow" accepts them.
 	Permissions string `yaml:"permissions"`
 }
 
@@ -42,7 +44,7 @@ func (v *validator) acp() {
 		v.required(k+".command", a.Command)
 		v.nonNegative(k+".timeout_seconds", a.TimeoutSeconds)
 		if a.Permissions != "" {
-			v.oneOf(k+".permissions", a.Permissions, "deny", "allow")
+			v.oneOf(k+".permissions", a.Permissions, "ask", "deny", "allow")
 		}
 	}
 }

@@ -134,7 +134,7 @@ func helpText() string {
 
 func (r *Router) cmdNew(ctx context.Context, in *bus.Inbound) error {
 	key := in.ChatKey()
-	if c := r.opts.Runner.Conv(key); in.Press == nil && c.Active != nil && !c.Answered && r.showsButtons(in.Channel) {
+	if c := r.opts.Runner.Conv(key); in.Press == nil && c.Active != nil && !c.Answered && r.ShowsButtons(in.Channel) {
 		// Starting over mid-run is easy to regret: ask first.
 		return r.replyChoice(ctx, in, "I'm still working on your last message here. Start a new conversation anyway? (The current reply goes on in the old one.)",
 			&choice.Record{Kind: choice.New, Options: []string{newConfirm, newKeep}})

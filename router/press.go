@@ -18,6 +18,10 @@ const (
 	pressPastText     = "This question was already answered in the conversation."
 )
 
+// errAskGone: nothing waits on the question any more (it ended, or the
+// service restarted since).
+var errAskGone = errors.New("the question is no longer waited on")
+
 // The /new confirmation's options.
 const (
 	newConfirm = "Start a new conversation"
@@ -42,7 +46,9 @@ func (r *Router) Press(ctx context.Context, in *bus.Inbound) (string, error) {
 	if rec == nil {
 		return notice, err
 	}
-	if err := r.act(ctx, rec, opt, in); err != nil {
+	if err := r.act(ctx, rec, opt, in); errors.Is(err, errAskGone) {
+		return pressGoneText, nil
+	} else if err != nil {
 		r.log.Error("acting on a button press", "choice", recID, "err", err)
 		r.unclaim(rec) // the press comes again, or the person presses again
 		return pressFailedText, err
@@ -135,6 +141,10 @@ func (r *Router) act(ctx context.Context, rec *choice.Record, opt int, in *bus.I
 		r.background(func(ctx context.Context) { r.cmdModels(ctx, msg, rec.Options[opt]) })
 	case choice.Agent:
 		r.background(func(ctx context.Context) { r.cmdAgent(ctx, msg, rec.Options[opt]) })
+	case choice.Ask:
+		if r.opts.Asks == nil || !r.opts.Asks.Answer(rec.ID, opt) {
+			return errAskGone
+		}
 	case choice.New:
 		if rec.Options[opt] == newConfirm {
 			r.background(func(ctx context.Context) { r.cmdNew(ctx, msg) })
@@ -182,8 +192,13 @@ func (r *Router) background(f func(ctx context.Context)) {
 	}()
 }
 
-// showsButtons reports whether channel shows buttons.
-func (r *Router) showsButtons(channel string) bool {
+// Post sends out into the conversation chatKey (choice.Poster).
+func (r *Router) Post(ctx context.Context, chatKey string, out *bus.Outbound) (string, error) {
+	return r.out.Send(ctx, chatKey, out)
+}
+
+// ShowsButtons reports whether channel shows buttons.
+func (r *Router) ShowsButtons(channel string) bool {
 	s, ok := r.out.Sender(channel)
 	if !ok {
 		return false
@@ -195,7 +210,7 @@ func (r *Router) showsButtons(channel string) bool {
 // replyChoice sends text into in's conversation with rec's options as
 // buttons, rec being stored first (with who asked).
 func (r *Router) replyChoice(ctx context.Context, in *bus.Inbound, text string, rec *choice.Record) error {
-	if !r.showsButtons(in.Channel) {
+	if !r.ShowsButtons(in.Channel) {
 		return r.reply(ctx, in, text)
 	}
 	rec.ID, rec.ChatKey, rec.UserID, rec.Group, rec.Created = choice.NewID(), in.ChatKey(), in.UserID, in.Group, r.opts.Now()

@@ -22,6 +22,7 @@ import (
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/agents"
 	"github.com/deerflow/deerflow/bus"
+	"github.com/deerflow/deerflow/choice"
 	"github.com/deerflow/deerflow/event"
 	"github.com/deerflow/deerflow/outbox"
 	"github.com/deerflow/deerflow/runner"
@@ -69,6 +70,9 @@ type Options struct {
 	// whether a conversation's runs may keep a checklist (write_todos);
 	// nil: both commands are off and no run is offered the checklist.
 	Plan Plan
+	// Asks are the questions running tools wait on: a press or a typed
+	// option answers them; New makes the router their Poster. Nil: none.
+	Asks *choice.Asks
 }
 
 // Plan is a conversation's goal and plan mode as the router sees them
@@ -168,6 +172,9 @@ func New(opts Options) (*Router, error) {
 		},
 	})
 	r.handleSchedules()
+	if opts.Asks != nil {
+		opts.Asks.SetPoster(r)
+	}
 	return r, nil
 }
 
@@ -195,7 +202,7 @@ func (r *Router) Publish(ctx context.Context, in *bus.Inbound) error {
 		in.Time = r.opts.Now()
 	}
 	r.resolveReply(ctx, in)
-	if r.seen(in) {
+	if r.seen(in) || (r.opts.Asks != nil && r.opts.Asks.Typed(ctx, in)) {
 		return nil
 	}
 	if name, args, ok := parseCommand(in.Text); ok {

@@ -16,6 +16,7 @@ import (
 	"github.com/deerflow/deerflow/agent/loopdetect"
 	"github.com/deerflow/deerflow/agents"
 	"github.com/deerflow/deerflow/api"
+	"github.com/deerflow/deerflow/choice"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/logctx"
 	"github.com/deerflow/deerflow/llm"
@@ -59,7 +60,8 @@ type app struct {
 	skills    *skills.Manager
 	scheduler *scheduler.Scheduler // nil when scheduler.enabled is false
 	agents    *agents.Registry
-	plan      *plan.Book // goals, plan modes and checklists
+	plan      *plan.Book   // goals, plan modes and checklists
+	asks      *choice.Asks // questions running tools wait on (ACP permissions)
 }
 
 // newLogger returns the process logger writing to w, per cfg.Log.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/fakelark"
 	"github.com/deerflow/deerflow/internal/fakeopenai"
 	"github.com/deerflow/deerflow/internal/fakeslack"
@@ -18,6 +19,8 @@ import (
 // thread on Slack, a p2p chat on Lark. Message ids are the platform's.
 type buttonPlatform interface {
 	start(t *testing.T, model *fakeopenai.Server) *serveRun
+	// startWith starts with data in dir and the config edited.
+	startWith(t *testing.T, model *fakeopenai.Server, dir string, edit ...func(*config.Config)) *serveRun
 	say(conv int, text string)
 	// wait waits for the bot's n-th message (from 1) in conv showing want.
 	wait(t *testing.T, conv int, want string, n int) string
@@ -43,8 +46,12 @@ type slackButtons struct {
 }
 
 func (s *slackButtons) start(t *testing.T, model *fakeopenai.Server) *serveRun {
+	return s.startWith(t, model, t.TempDir(), researchConfig)
+}
+
+func (s *slackButtons) startWith(t *testing.T, model *fakeopenai.Server, dir string, edit ...func(*config.Config)) *serveRun {
 	s.sl, s.threads = newSlack(t), map[int]string{}
-	return startSlack(t, s.sl, model, t.TempDir(), researchConfig)
+	return startSlack(t, s.sl, model, dir, edit...)
 }
 
 func (s *slackButtons) say(conv int, text string) {
@@ -130,8 +137,12 @@ func (s *slackButtons) who() string                   { return "user-U1" }
 type larkButtons struct{ lk *fakelark.Server }
 
 func (l *larkButtons) start(t *testing.T, model *fakeopenai.Server) *serveRun {
+	return l.startWith(t, model, t.TempDir(), researchConfig)
+}
+
+func (l *larkButtons) startWith(t *testing.T, model *fakeopenai.Server, dir string, edit ...func(*config.Config)) *serveRun {
 	l.lk = fakelark.New(t)
-	return startLark(t, l.lk, model, t.TempDir(), researchConfig)
+	return startLark(t, l.lk, model, dir, edit...)
 }
 
 func larkChat(conv int) string { return fmt.Sprintf("oc_p2p_%d", conv) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/agent/guard"
+	"github.com/deerflow/deerflow/choice"
 	"github.com/deerflow/deerflow/memory"
 	"github.com/deerflow/deerflow/plan"
 	"github.com/deerflow/deerflow/research"
@@ -99,7 +100,7 @@ func (a *app) reportSandbox() {
 // far) and the skills, each adding its own tool.
 func (a *app) wireTools(models []agent.ModelRef) error {
 	cfg, st := a.cfg, a.store
-	a.tools = tools.NewRegistry(a.sandbox.Tools()...)
+	a.tools, a.asks = tools.NewRegistry(a.sandbox.Tools()...), choice.NewAsks(st, nil)
 	a.tools.Add(tools.Clarify())
 	webTools, err := newWebTools(cfg)
 	if err != nil {
@@ -112,7 +113,7 @@ func (a *app) wireTools(models []agent.ModelRef) error {
 		return err
 	}
 	a.tools.Add(a.subagents.Tool())
-	if t := acp.FromConfig(cfg, a.sandbox, a.log); t != nil {
+	if t := acp.FromConfig(cfg, a.sandbox, a.asks.Ask, a.log); t != nil {
 		a.tools.Add(t)
 	}
 	if a.skills, err = skills.New(skills.Options{
@@ -248,6 +249,7 @@ func (a *app) wireRouter() error {
 		Reopen:      sb.Reopen,
 		Health:      a.health,
 		Plan:        a.plan,
+		Asks:        a.asks,
 	}
 	if a.memory != nil {
 		bo.Memory = a.memory

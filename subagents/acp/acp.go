@@ -7,7 +7,8 @@
 //
 // The agent's file requests are served through Files, the conversation's
 // jailed file access; terminal requests are refused; permission requests
-// are answered by the agent's configured policy. Cancelling the tool's
+// are put to the person in the chat as a question with the request's
+// options as buttons, or answered by the agent's configured policy. Cancelling the tool's
 // context sends session/cancel and then kills the program with everything
 // it started.
 package acp
@@ -40,9 +41,21 @@ type Agent struct {
 	Args        []string
 	Env         map[string]string // values are never logged
 	Timeout     time.Duration     // 0 means 30 minutes
-	// Allow accepts the agent's permission requests; false rejects them.
-	Allow bool
+	// Permissions answers the agent's permission requests: Ask (also
+	// ""), Allow or Deny.
+	Permissions string
 }
+
+// Permission policies of an agent.
+const (
+	Ask   = "ask"   // the person is asked in the chat; with no one to ask, deny
+	Allow = "allow" // accepted without asking
+	Deny  = "deny"  // rejected without asking
+)
+
+// AskWait is how long a permission question waits for the person; no
+// answer is taken as a rejection.
+const AskWait = 10 * time.Minute
 
 // Sandbox is the sandbox a program was prepared to run in (see
 // bwrap.Isolated): Ready once it has started, Kill to end it and all it
@@ -69,6 +82,11 @@ type Options struct {
 	Isolate func(threadID string, a Agent, cmd *exec.Cmd) (ic *exec.Cmd, box Sandbox, err error)
 	// Files serves the agent's file requests. Required.
 	Files Files
+	// Ask puts a question to the person userID ("channel:user") in the
+	// conversation chatKey and waits for their choice of options (see
+	// choice.Asks.Ask). Nil: permission requests of agents that ask are
+	// rejected.
+	Ask func(ctx context.Context, chatKey, userID, question string, options []string, wait time.Duration) (int, error)
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }

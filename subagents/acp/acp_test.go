@@ -37,7 +37,7 @@ func newHarness(t *testing.T, edit func(*Agent)) *harness {
 	}
 	t.Cleanup(sb.Close)
 	a := Agent{Name: "fake", Description: "a fake coder", Command: testutil.GoBuild(t, "github.com/deerflow/deerflow/internal/fakeacp"),
-		Env: map[string]string{"FAKEACP_GREETING": "hello-from-env"}, Allow: true}
+		Env: map[string]string{"FAKEACP_GREETING": "hello-from-env"}, Permissions: Allow}
 	if edit != nil {
 		edit(&a)
 	}
@@ -125,7 +125,7 @@ func TestEditsTheWorkspace(t *testing.T) {
 }
 
 func TestPermissionDenied(t *testing.T) {
-	h := newHarness(t, func(a *Agent) { a.Allow = false })
+	h := newHarness(t, func(a *Agent) { a.Permissions = Deny })
 	_ = h.sb.WriteText("t1", notes, "one\n")
 	out := h.run(t, context.Background(), "edit "+notes)
 	if !strings.Contains(out, "I was not allowed to edit") {

@@ -20,6 +20,7 @@ var errNoTerminal = errors.New("this client does not offer terminals; run comman
 // turns its updates into progress.
 type client struct {
 	inv *invocation
+	ctx context.Context // the invocation's: /stop and its time limit end it
 
 	mu   sync.Mutex
 	text strings.Builder // the agent's message since its last step
@@ -87,34 +88,6 @@ func (c *client) WriteTextFile(_ context.Context, p sdk.WriteTextFileRequest) (s
 		return sdk.WriteTextFileResponse{}, sdk.NewInvalidParams(err.Error())
 	}
 	return sdk.WriteTextFileResponse{}, nil
-}
-
-// RequestPermission answers by the agent's policy: an allow option when
-// it allows, else a reject option, else a cancelled outcome.
-func (c *client) RequestPermission(_ context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
-	kinds := []sdk.PermissionOptionKind{sdk.PermissionOptionKindRejectOnce, sdk.PermissionOptionKindRejectAlways}
-	verdict := "refused"
-	if c.inv.agent.Allow {
-		kinds = []sdk.PermissionOptionKind{sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindAllowAlways}
-		verdict = "allowed"
-	}
-	title := "an action"
-	if p.ToolCall.Title != nil && *p.ToolCall.Title != "" {
-		title = *p.ToolCall.Title
-	}
-	c.inv.progress("› permission for " + title + ": " + verdict)
-	for _, k := range kinds {
-		for _, o := range p.Options {
-			if o.Kind == k {
-				return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{
-					Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: o.OptionId},
-				}}, nil
-			}
-		}
-	}
-	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{
-		Cancelled: &sdk.RequestPermissionOutcomeCancelled{},
-	}}, nil
 }
 
 // CreateTerminal is refused; see errNoTerminal.

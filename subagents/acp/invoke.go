@@ -81,7 +81,7 @@ func (inv *invocation) run(ctx context.Context, prompt string) (answer string, r
 		return "", "", fmt.Errorf("starting %s: %w", inv.agent.Command, err)
 	}
 	defer p.stop(time.Second)
-	c := &client{inv: inv}
+	c := &client{inv: inv, ctx: ctx}
 	conn := sdk.NewClientSideConnection(c, p.stdin, p.stdout)
 	// No SetLogger: in v0.13.0 it races with the connection's reader.
 	defer func() {

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -19,7 +20,9 @@ import (
 // directories read-only, a private home at <data_dir>/acp/<name>/home; its
 // env reaches it through bubblewrap's environment, never as arguments.
 // Without bubblewrap it runs on the host in the thread's workspace.
-func FromConfig(cfg *config.Config, sb *sandbox.Manager, log *slog.Logger) tools.Tool {
+//
+// ask puts an agent's permission request to the person (see Options.Ask).
+func FromConfig(cfg *config.Config, sb *sandbox.Manager, ask func(ctx context.Context, chatKey, userID, question string, options []string, wait time.Duration) (int, error), log *slog.Logger) tools.Tool {
 	agents := make([]Agent, len(cfg.ACP.Agents))
 	for i, a := range cfg.ACP.Agents {
 		secs := a.TimeoutSeconds
@@ -28,7 +31,7 @@ func FromConfig(cfg *config.Config, sb *sandbox.Manager, log *slog.Logger) tools
 		}
 		agents[i] = Agent{
 			Name: a.Name, Description: a.Description, Command: a.Command, Args: a.Args, Env: a.Env,
-			Timeout: time.Duration(secs) * time.Second, Allow: a.Permissions == "allow",
+			Timeout: time.Duration(secs) * time.Second, Permissions: a.Permissions,
 		}
 	}
 	dir := filepath.Join(cfg.DataDir, "acp")
@@ -38,6 +41,7 @@ func FromConfig(cfg *config.Config, sb *sandbox.Manager, log *slog.Logger) tools
 	return Tool(Options{
 		Agents: agents,
 		Files:  sb,
+		Ask:    ask,
 		Isolate: func(threadID string, a Agent, cmd *exec.Cmd) (*exec.Cmd, Sandbox, error) {
 			return isolateACP(sb, filepath.Join(dir, a.Name, "home"), threadID, a, cmd, log)
 		},
