@@ -298,39 +298,3 @@ type Tools struct {
 	WebFetch  WebFetch  `yaml:"web_fetch"`
 	WebSearch WebSearch `yaml:"web_search"`
 }
-
-// WebFetch configures web_fetch.
-type WebFetch struct {
-	AllowPrivateAddresses bool `yaml:"allow_private_addresses"`
-	MaxChars              int  `yaml:"max_chars"`       // of the page returned; default 4096
-	TimeoutSeconds        int  `yaml:"timeout_seconds"` // default 20
-}
-
-// WebSearch configures web_search.
-type WebSearch struct {
-	Provider   string `yaml:"provider"`    // tavily | brave | searxng; empty: no web_search
-	APIKey     string `yaml:"api_key"`     // tavily, brave
-	URL        string `yaml:"url"`         // searxng: the instance; others: an API base URL other than the default
-	MaxResults int    `yaml:"max_results"` // default 5
-}
-
-// MCP configures Model Context Protocol servers.
-type MCP struct {
-	Servers []MCPServer `yaml:"servers"`
-	// DeferThreshold: above this many MCP tools, their schemas are not
-	// sent to the model; tool_search loads them on demand. 0 never defers.
-	DeferThreshold int `yaml:"defer_threshold"`
-}
-
-// MCPServer is one MCP server: stdio (Command) or streamable HTTP (URL).
-type MCPServer struct {
-	Name    string            `yaml:"name"`
-	Command string            `yaml:"command"`
-	Args    []string          `yaml:"args"`
-	Env     map[string]string `yaml:"env"`
-	URL     string            `yaml:"url"`
-	Headers map[string]string `yaml:"headers"`
-	// Sandbox runs a stdio server inside the sandbox (nil: true); false
-	// runs a trusted server on the host.
-	Sandbox *bool `yaml:"sandbox"`
-}

@@ -134,7 +134,5 @@ func (c *Config) featureDefaults() {
 	defInt(&c.Memory.DebounceSeconds, 30)
 
 	defString(&c.Skills.Path, "./skills")
-	defInt(&c.Tools.WebFetch.MaxChars, 4096)
-	defInt(&c.Tools.WebFetch.TimeoutSeconds, 20)
-	defInt(&c.Tools.WebSearch.MaxResults, 5)
+	c.webDefaults()
 }

@@ -107,7 +107,7 @@ func TestDefaults(t *testing.T) {
 		Transcription: Transcription{BaseURL: "https://api.openai.com/v1", APIKey: "sk-x", TimeoutSeconds: 120, MaxMB: 25},
 		Memory:        Memory{Enabled: true, Scope: "user", DebounceSeconds: 30},
 		Skills:        Skills{Path: "./skills"},
-		Tools:         Tools{WebFetch: WebFetch{MaxChars: 4096, TimeoutSeconds: 20}, WebSearch: WebSearch{MaxResults: 5}},
+		Tools:         Tools{WebFetch: WebFetch{MaxChars: 4096, TimeoutSeconds: 20}, WebSearch: WebSearch{Provider: "duckduckgo", MaxResults: 5}},
 	}
 	c.src = nil
 	if !reflect.DeepEqual(*c, want) {

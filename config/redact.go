@@ -29,6 +29,7 @@ func (c *Config) Redacted() *Config {
 		s.Env = maskValues(s.Env)
 		s.Headers = maskValues(s.Headers)
 		s.URL = maskURL(s.URL)
+		s.OAuth.ClientSecret = mask(s.OAuth.ClientSecret)
 	}
 	r.ACP.Agents = slices.Clone(c.ACP.Agents)
 	for i := range r.ACP.Agents {

@@ -163,29 +163,6 @@ func (v *validator) agent() {
 	}
 }
 
-// webTools checks the web search and fetch tools.
-func (v *validator) webTools() {
-	c := v.c
-	ws := c.Tools.WebSearch
-	v.oneOf("tools.web_search.provider", ws.Provider, "", "tavily", "brave", "searxng")
-	switch ws.Provider {
-	case "tavily", "brave":
-		if strings.TrimSpace(ws.APIKey) == "" {
-			v.fail("tools.web_search.api_key", "required for the %s provider", ws.Provider)
-		}
-	case "searxng":
-		if ws.URL == "" {
-			v.fail("tools.web_search.url", "required for searxng: the instance's URL")
-		}
-	}
-	if ws.URL != "" {
-		v.httpURL("tools.web_search.url", ws.URL)
-	}
-	v.between("tools.web_search.max_results", ws.MaxResults, 1, 10)
-	v.nonNegative("tools.web_fetch.max_chars", c.Tools.WebFetch.MaxChars)
-	v.nonNegative("tools.web_fetch.timeout_seconds", c.Tools.WebFetch.TimeoutSeconds)
-}
-
 func (v *validator) models() {
 	if len(v.c.Models) == 0 {
 		v.fail("models", "at least one model is required")
@@ -344,29 +321,6 @@ func isName(s string, maxLen int, alnumFirst bool) bool {
 		}
 	}
 	return true
-}
-
-func (v *validator) mcp() {
-	v.nonNegative("mcp.defer_threshold", v.c.MCP.DeferThreshold)
-	seen := map[string]bool{}
-	for i, s := range v.c.MCP.Servers {
-		k := index("mcp.servers", i)
-		switch {
-		case s.Name == "":
-			v.fail(k+".name", "required")
-		case seen[s.Name]:
-			v.fail(k+".name", "duplicate server name %q", s.Name)
-		case !isName(s.Name, 32, false):
-			v.fail(k+".name", "must be letters, digits, - or _ (it prefixes the server's tool names)")
-		}
-		seen[s.Name] = true
-		switch {
-		case (s.Command == "") == (s.URL == ""):
-			v.fail(k, "needs exactly one of command (stdio) or url (HTTP)")
-		case s.URL != "":
-			v.httpURL(k+".url", s.URL)
-		}
-	}
 }
 
 func orList(items []string) string {

@@ -124,7 +124,7 @@ subagents:
 			`config.yaml:8: mcp.servers[3].name: duplicate server name "both"`,
 			`config.yaml:9: mcp.servers[3].url: must be an http(s) URL`}},
 		{"web search provider", "tools:\n  web_search:\n    provider: google", []string{
-			`config.yaml:3: tools.web_search.provider: must be "", "tavily", "brave" or "searxng"`}},
+			`config.yaml:3: tools.web_search.provider: must be duckduckgo, tavily, brave, searxng or none`}},
 		{"web search needs", "tools:\n  web_search:\n    provider: brave\n    max_results: 11\n", []string{
 			`config.yaml:2: tools.web_search.api_key: required for the brave provider`,
 			`config.yaml:4: tools.web_search.max_results: must be between 1 and 10, got 11`}},

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -31,18 +33,22 @@ type conn struct {
 	failures int       // consecutive
 	retryAt  time.Time // no dialing before (while failures > 0)
 	stopped  bool
+	phase    Phase         // what States says
+	phaseAt  time.Time     // since when
+	ntools   int           // registered
 	changed  chan struct{} // closed and replaced on every change of the above
 
 	tools map[string]*remoteTool // registered; touched by the run loop only
-	down  *downTool              // registered while the server has never been up
+	down  *standIn               // registered while the server has no tools
 }
 
 // dialed is one connection to a server.
 type dialed struct {
-	sess  *sdk.ClientSession
-	tools []*sdk.Tool
-	proc  *proc // stdio only
-	once  sync.Once
+	sess    *sdk.ClientSession
+	tools   []*sdk.Tool
+	proc    *proc       // stdio only
+	refused atomic.Bool // HTTP: the server answered 401
+	once    sync.Once
 }
 
 // close ends the session and the process with all it started; the
@@ -80,7 +86,21 @@ func newConn(m *Manager, s Server, reg *tools.Registry) *conn {
 		kick:    make(chan struct{}, 1),
 		changed: make(chan struct{}),
 		tools:   map[string]*remoteTool{},
+		phase:   Connecting,
+		phaseAt: time.Now(),
 	}
+}
+
+// timeout bounds a tool call (call) or a connection attempt of the
+// server.
+func (c *conn) timeout(call bool) time.Duration {
+	switch {
+	case c.srv.Timeout > 0:
+		return c.srv.Timeout
+	case call:
+		return c.m.o.CallTimeout
+	}
+	return c.m.o.StartTimeout
 }
 
 func (c *conn) broadcastLocked() {
@@ -89,25 +109,15 @@ func (c *conn) broadcastLocked() {
 }
 
 // dial starts or reaches the server, initializes the session and lists
-// the tools, all within StartTimeout.
+// the tools, all within the server's timeout.
 func (c *conn) dial(ctx context.Context) (*dialed, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.m.o.StartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout(false))
 	defer cancel()
 	d := &dialed{}
-	var t sdk.Transport
-	switch {
-	case c.srv.Command != "":
-		p, err := c.start(ctx)
-		d.proc = p
-		if err != nil {
-			d.close()
-			return nil, c.startErr(ctx, d, err)
-		}
-		t = p.transport()
-	case c.srv.URL != "":
-		t = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, HTTPClient: withHeaders(c.m.http, c.srv.Headers)}
-	default:
-		return nil, fmt.Errorf("MCP server %s has neither a command nor a URL", c.srv.Name)
+	t, err := c.transport(ctx, d)
+	if err != nil {
+		d.close()
+		return nil, c.startErr(ctx, d, err)
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "deerflow", Version: "1"}, &sdk.ClientOptions{
 		Logger: c.m.log,
@@ -135,12 +145,18 @@ func (c *conn) dial(ctx context.Context) (*dialed, error) {
 }
 
 func (c *conn) startErr(ctx context.Context, d *dialed, err error) error {
+	if errors.Is(err, errNoTransport) {
+		return fmt.Errorf("MCP server %s %w", c.srv.Name, err)
+	}
 	what := "failed to start"
-	if c.srv.Command == "" {
+	if c.srv.transport() != config.MCPStdio {
 		what = "could not be reached"
+		if d.refused.Load() || errors.Is(err, ErrNeedsLogin) {
+			return c.loginErr(err)
+		}
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("no answer within %s", c.m.o.StartTimeout)
+		err = fmt.Errorf("no answer within %s", c.timeout(false))
 	}
 	if d.proc != nil {
 		if tail := d.proc.stderr.tail(); tail != "" {
@@ -175,7 +191,9 @@ func (c *conn) run() {
 	defer c.m.wg.Done()
 	defer c.shutdown()
 	ctx := c.m.ctx
+	c.showDown() // "still connecting" until the first tools are known
 	for c.sleepUntilRetry(ctx) {
+		c.connecting()
 		d, err := c.dial(ctx)
 		if ctx.Err() != nil {
 			if d != nil {
@@ -219,6 +237,7 @@ func (c *conn) retryIn() time.Duration {
 func (c *conn) up(d *dialed) {
 	c.mu.Lock()
 	c.cur, c.since = d, time.Now()
+	c.setPhaseLocked(Ready)
 	c.broadcastLocked()
 	c.mu.Unlock()
 	c.m.log.Info("mcp: server connected", "server", c.srv.Name, "tools", len(d.tools))
@@ -259,7 +278,7 @@ func (c *conn) watch(ctx context.Context, d *dialed) {
 				return
 			}
 		case <-c.refresh:
-			lctx, cancel := context.WithTimeout(ctx, c.m.o.StartTimeout)
+			lctx, cancel := context.WithTimeout(ctx, c.timeout(false))
 			ts, err := listTools(lctx, d.sess)
 			cancel()
 			if err != nil {
@@ -286,17 +305,6 @@ func (c *conn) exitErr(d *dialed, err error) error {
 	return errors.New(msg)
 }
 
-// downErr is why the server is down; nil while it is up, starting or
-// stopped.
-func (c *conn) downErr() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stopped || c.cur != nil || c.failures == 0 {
-		return nil
-	}
-	return c.lastErr
-}
-
 func (c *conn) isCurrent(d *dialed) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -320,6 +328,11 @@ func (c *conn) fail(d *dialed, err error) {
 	c.failures++
 	c.lastErr = err
 	c.retryAt = time.Now().Add(backoff(c.m.o.RestartBackoff, c.failures))
+	if errors.Is(err, ErrNeedsLogin) {
+		c.setPhaseLocked(NeedsLogin)
+	} else {
+		c.setPhaseLocked(Failed)
+	}
 	c.broadcastLocked()
 }
 
@@ -358,26 +371,33 @@ func (c *conn) register(ts []*sdk.Tool) {
 		c.reg.Add(t)
 	}
 	c.tools = next
+	c.mu.Lock()
+	c.ntools = len(next)
+	c.mu.Unlock()
 }
 
 func (c *conn) owns(t tools.Tool) bool {
 	switch t := t.(type) {
 	case *remoteTool:
 		return t.c == c
-	case *downTool:
+	case *standIn:
 		return t.c == c
 	}
 	return false
 }
 
 // showDown registers the stand-in of a server that has no tools
-// registered, so that the model sees it is missing and can learn why.
+// registered, so that the model sees it is missing and can learn why:
+// "<server>_connecting" while it connects, "<server>_unavailable" once
+// it failed.
 func (c *conn) showDown() {
-	if c.down != nil || len(c.tools) > 0 {
+	connecting := c.state().Phase == Connecting
+	if len(c.tools) > 0 || c.down != nil && c.down.connecting == connecting {
 		return
 	}
-	t := newDownTool(c)
-	if old, ok := c.reg.Get(t.spec.Name); ok && !c.owns(old) {
+	c.hideDown()
+	t := &standIn{c: c, connecting: connecting}
+	if old, ok := c.reg.Get(t.name()); ok && !c.owns(old) {
 		return
 	}
 	c.down = t
@@ -386,7 +406,7 @@ func (c *conn) showDown() {
 
 func (c *conn) hideDown() {
 	if c.down != nil {
-		c.unregister(c.down.spec.Name)
+		c.unregister(c.down.name())
 		c.down = nil
 	}
 }
@@ -401,6 +421,7 @@ func (c *conn) unregister(name string) {
 func (c *conn) shutdown() {
 	c.mu.Lock()
 	c.stopped, c.cur = true, nil
+	c.setPhaseLocked(Stopped)
 	c.broadcastLocked()
 	c.mu.Unlock()
 	for name := range c.tools {

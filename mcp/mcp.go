@@ -1,18 +1,21 @@
 // Package mcp offers the tools of Model Context Protocol servers to the
 // agent. Each configured server is run as a child process (stdio) or
-// reached over streamable HTTP; its tools are registered as
+// reached over Streamable HTTP or SSE; its tools are registered as
 // "<server>_<tool>" in a tools.Registry and forwarded to the server when
 // the model calls them.
 //
 // A stdio server runs in a sandbox through Options.Isolate unless it is
 // trusted (Server.Sandbox false); this package knows nothing of how the
 // sandbox is made and must not import the sandbox package: cmd/deerflow
-// wires the two.
+// wires the two. OAuth logins and their tokens live in mcp/oauth, which
+// reaches this package only through Options.Tokens.
 //
-// A server that fails to start, crashes or hangs never takes the agent
-// down: its tools fail with an error the model reads (a server that never
-// started is offered as "<server>_unavailable", which says why), Health
-// lists it for /status, and it is restarted in the background with
+// A server that is connecting, fails, crashes or hangs never takes the
+// agent down: while it has no tools it is offered as "<server>_connecting"
+// (which waits for it) or "<server>_unavailable" (whose description and
+// answer say why: down, needs a login); its tools fail with an error
+// the model reads; States and Health describe it for /status, /healthz
+// and deerflow check; and it is restarted in the background with
 // exponential backoff.
 package mcp
 
@@ -23,28 +26,81 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/tools"
 )
 
 // Server is one MCP server to connect to: either Command (stdio) or URL
-// (streamable HTTP).
+// (Streamable HTTP or SSE).
 type Server struct {
-	Name    string            // used as the tool prefix
-	Command string            // stdio: the program...
-	Args    []string          // ...and its arguments
-	Env     map[string]string // added to a minimal environment (PATH, HOME) — never the whole parent environment
-	URL     string            // ...or streamable HTTP endpoint
-	Headers map[string]string // sent with every HTTP request (auth)
+	Name string // used as the tool prefix
+	// Transport is config.MCPStdio, MCPHTTP or MCPSSE; empty: stdio with a
+	// Command, Streamable HTTP with a URL.
+	Transport string
+	Command   string            // stdio: the program...
+	Args      []string          // ...and its arguments
+	Env       map[string]string // added to a minimal environment (PATH, HOME) — never the whole parent environment
+	URL       string            // ...or the HTTP endpoint
+	Headers   map[string]string // sent with every HTTP request (auth)
 	// Sandbox runs a stdio server through Options.Isolate; false runs a
 	// trusted one on the host as is.
 	Sandbox bool
+	// Timeout bounds each tool call and each connection attempt (start,
+	// initialize, list tools); 0: Options.CallTimeout and StartTimeout.
+	Timeout time.Duration
+	// OAuth: the server's requests carry a bearer token from
+	// Options.Tokens; without one it needs a login.
+	OAuth bool
+}
+
+// ServerFrom is the server s of the configuration.
+func ServerFrom(s config.MCPServer) Server {
+	return Server{
+		Name: s.Name, Transport: s.Transport(), Command: s.Command, Args: s.Args, Env: s.Env,
+		URL: s.URL, Headers: s.Headers, Sandbox: s.Sandbox == nil || *s.Sandbox,
+		Timeout: time.Duration(s.TimeoutSeconds) * time.Second, OAuth: s.UsesOAuth(),
+	}
+}
+
+// ServersFrom is the servers of the configuration, in order.
+func ServersFrom(cs []config.MCPServer) []Server {
+	out := make([]Server, len(cs))
+	for i, s := range cs {
+		out[i] = ServerFrom(s)
+	}
+	return out
+}
+
+// SearchPath is where the server's command is looked up, as on the host:
+// its own PATH (from Env), then ours.
+func (s Server) SearchPath() string {
+	path := os.Getenv("PATH")
+	if p := s.Env["PATH"]; p != "" {
+		path = p + string(filepath.ListSeparator) + path
+	}
+	return path
+}
+
+// transport is the server's transport, inferred when not set.
+func (s Server) transport() string {
+	switch {
+	case s.Transport != "":
+		return s.Transport
+	case s.URL != "":
+		return config.MCPHTTP
+	case s.Command != "":
+		return config.MCPStdio
+	}
+	return ""
 }
 
 // Sandbox holds a stdio server's process in a sandbox. Its protocol:
@@ -72,10 +128,13 @@ type Options struct {
 	// must reach the program through the returned command's environment,
 	// never its arguments. nil: every server runs on the host.
 	Isolate      func(s Server, cmd *exec.Cmd) (*exec.Cmd, Sandbox, error)
-	CallTimeout  time.Duration // per tool call; default 60s
-	StartTimeout time.Duration // connect + initialize + list tools; default 30s
+	CallTimeout  time.Duration // per tool call of a server without a Timeout; default 60s
+	StartTimeout time.Duration // connect + initialize + list tools, likewise; default 60s
 	HTTPClient   *http.Client  // for URL servers; nil → a client with sane timeouts
-	Logger       *slog.Logger
+	// Tokens gives the OAuth access tokens of servers with OAuth set (see
+	// mcp/oauth); nil: such servers need a login they cannot get.
+	Tokens Tokens
+	Logger *slog.Logger
 	// RestartBackoff is the first delay before reconnecting to a server
 	// that failed or crashed; it doubles on each consecutive failure up to
 	// a minute. Default 1s.
@@ -84,7 +143,7 @@ type Options struct {
 
 const (
 	defaultCallTimeout  = 60 * time.Second
-	defaultStartTimeout = 30 * time.Second
+	defaultStartTimeout = 60 * time.Second
 	defaultBackoff      = time.Second
 	maxBackoff          = time.Minute
 	maxResult           = 100_000 // bytes of a tool result
@@ -97,6 +156,7 @@ type ServerTools struct {
 	Server string
 	Tools  []string
 	Err    error
+	State  State // the same as States would say: ready, failed or needs_login
 }
 
 // Manager runs the configured MCP servers and keeps their tools in a
@@ -113,6 +173,8 @@ type Manager struct {
 	stop    func() bool // detaches Start's context
 	conns   []*conn
 	wg      sync.WaitGroup
+
+	testTransport func(Server) sdk.Transport // tests: reach every server through this
 }
 
 // New returns a Manager for o; nothing runs until Start or Inventory.
@@ -190,34 +252,18 @@ func (m *Manager) Inventory(ctx context.Context) []ServerTools {
 			d, err := c.dial(ctx)
 			if err != nil {
 				out[i].Err = err
+				c.fail(nil, err)
+				out[i].State = c.state()
 				return
 			}
 			for _, t := range d.tools {
 				out[i].Tools = append(out[i].Tools, toolName(c.prefix, t.Name))
 			}
 			d.close()
+			out[i].State = State{Name: s.Name, Transport: s.transport(), Phase: Ready, Tools: len(out[i].Tools), Since: time.Now()}
 		})
 	}
 	wg.Wait()
-	return out
-}
-
-// Health describes each server that is down, one line each (for
-// /status): why it failed, with the last lines of its stderr.
-func (m *Manager) Health() []string {
-	m.mu.Lock()
-	conns := m.conns
-	m.mu.Unlock()
-	var out []string
-	for _, c := range conns {
-		if err := c.downErr(); err != nil {
-			msg := err.Error()
-			if !strings.HasPrefix(msg, "MCP server "+c.srv.Name+" ") {
-				msg = "MCP server " + c.srv.Name + " is down: " + msg
-			}
-			out = append(out, msg)
-		}
-	}
 	return out
 }
 

@@ -399,6 +399,9 @@ func TestStartErrors(t *testing.T) {
 		if inv[i].Err == nil || !strings.Contains(inv[i].Err.Error(), want) {
 			t.Errorf("%s: %v, want %q", inv[i].Server, inv[i].Err, want)
 		}
+		if st := inv[i].State; st.Phase != Failed || st.String() != inv[i].Err.Error() {
+			t.Errorf("%s: state %+v", inv[i].Server, st)
+		}
 	}
 	m.Close()
 	checkLeaks()

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -276,42 +274,4 @@ func (s *stderrLog) tail() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return tools.Clip(strings.Join(s.last, " | "), 500)
-}
-
-// defaultHTTPClient has connect timeouts but no overall one: a streamable
-// HTTP session keeps a long-lived event stream open, and calls are bounded
-// by their context.
-func defaultHTTPClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	t.TLSHandshakeTimeout = 10 * time.Second
-	t.IdleConnTimeout = 90 * time.Second
-	return &http.Client{Transport: t}
-}
-
-// withHeaders returns c sending h with every request.
-func withHeaders(c *http.Client, h map[string]string) *http.Client {
-	if len(h) == 0 {
-		return c
-	}
-	base := c.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	cp := *c
-	cp.Transport = headerTransport{base: base, headers: h}
-	return &cp
-}
-
-type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
-}
-
-func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	r := req.Clone(req.Context())
-	for k, v := range t.headers {
-		r.Header.Set(k, v)
-	}
-	return t.base.RoundTrip(r)
 }

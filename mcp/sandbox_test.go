@@ -152,7 +152,7 @@ func TestServerThatFailsToStart(t *testing.T) {
 	defer m.Close()
 	reg := tools.NewRegistry()
 	m.Start(context.Background(), reg)
-	waitFor(t, 30*time.Second, "broken_unavailable", registered(reg, "broken_unavailable"))
+	waitFor(t, 30*time.Second, "broken to fail", func() bool { return m.States()[0].Phase == Failed })
 	waitFor(t, 30*time.Second, "fine_echo", registered(reg, "fine_echo"))
 
 	bt, _ := reg.Get("broken_unavailable")

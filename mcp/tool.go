@@ -37,7 +37,7 @@ func (t *remoteTool) Run(ctx context.Context, args json.RawMessage) (string, err
 	case raw[0] != '{':
 		return "", &tools.ArgError{Tool: name, Msg: "the arguments must be a JSON object"}
 	}
-	timeout := t.c.m.o.CallTimeout
+	timeout := t.c.timeout(true)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	server := t.c.srv.Name
@@ -79,33 +79,6 @@ func (t *remoteTool) Run(ctx context.Context, args json.RawMessage) (string, err
 	return text, nil
 }
 
-// downTool stands for the tools of a server that has not started: the
-// model sees the server is there but down, and calling it says why.
-type downTool struct {
-	c    *conn
-	spec tools.Spec
-}
-
-func newDownTool(c *conn) *downTool {
-	return &downTool{c: c, spec: tools.Spec{
-		Name: toolName(c.prefix, "unavailable"),
-		Description: fmt.Sprintf("[%s] MCP server %s is down, so its tools are missing. "+
-			"Call this to learn why before telling the user.", c.srv.Name, c.srv.Name),
-		Parameters: emptySchema,
-	}}
-}
-
-func (t *downTool) Spec() tools.Spec { return t.spec }
-
-// Run fails with why the server is down, or, if it has just started,
-// says its tools are there.
-func (t *downTool) Run(ctx context.Context, _ json.RawMessage) (string, error) {
-	if _, err := t.c.session(ctx); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("MCP server %s is running now; its tools are offered from the next step.", t.c.srv.Name), nil
-}
-
 // expired is called by a call that found the HTTP session d forgotten by
 // the server: the run loop reconnects at once, unless d was young (then it
 // is a failure like any other and false is returned).
@@ -121,6 +94,7 @@ func (c *conn) expired(d *dialed, err error) bool {
 	c.cur, c.last = nil, d
 	c.lastErr = err
 	c.retryAt = time.Now()
+	c.setPhaseLocked(Connecting)
 	c.broadcastLocked()
 	c.nudge()
 	return true
@@ -143,7 +117,7 @@ func (c *conn) lost(d *dialed, err error) {
 // session returns the live connection, waiting while one is being made;
 // in backoff it fails at once.
 func (c *conn) session(ctx context.Context) (*dialed, error) {
-	limit := time.NewTimer(c.m.o.StartTimeout + time.Second)
+	limit := time.NewTimer(c.timeout(false) + time.Second)
 	defer limit.Stop()
 	c.mu.Lock()
 	for {

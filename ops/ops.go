@@ -39,6 +39,10 @@ type Options struct {
 	// API serves /api/ (the HTTP API, which checks its own token); nil:
 	// 404.
 	API http.Handler
+	// MCP reports the MCP servers' states, shown under "mcp" (a server
+	// down does not make the service degraded: its tools say so); nil:
+	// not shown.
+	MCP func() any
 
 	// Recent is how old a real model call may be to stand for the model's
 	// state (0 → 30 s); Cache is how long a probe's result is kept (0 →
@@ -167,6 +171,7 @@ type Report struct {
 	Channels map[string]ChannelState `json:"channels"`
 	Store    *StoreState             `json:"store,omitempty"`
 	Models   map[string]ModelState   `json:"models"`
+	MCP      any                     `json:"mcp,omitempty"`
 }
 
 // ChannelState is a channel in the report.
@@ -209,6 +214,9 @@ func (s *Server) Check(ctx context.Context) Report {
 			cs.Since = &since
 		}
 		r.Channels[ch.Name] = cs
+	}
+	if s.o.MCP != nil {
+		r.MCP = s.o.MCP()
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex

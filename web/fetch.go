@@ -1,6 +1,7 @@
 // Package web holds the tools that reach the web: web_fetch reads a page
-// as Markdown, refusing private and local addresses; web_search asks a
-// search provider (Tavily, Brave or SearXNG).
+// as Markdown, refusing private and local addresses; web_search and
+// image_search ask a search provider (DuckDuckGo without a key, or Tavily,
+// Brave or SearXNG).
 package web
 
 import (

@@ -35,7 +35,9 @@ type Provider interface {
 	Search(ctx context.Context, query string, max int) ([]Result, error)
 }
 
-// NewProvider returns the named provider: "tavily" or "brave" (both need
+// NewProvider returns the named provider: "duckduckgo" (also for "": it
+// needs no key; baseURL "" means the public service, anything else a
+// stand-in such as a test's fake engine), "tavily" or "brave" (both need
 // apiKey; baseURL "" means the public API) or "searxng" (baseURL is the
 // instance's URL). A nil client means a default one.
 func NewProvider(name, apiKey, baseURL string, client *http.Client) (Provider, error) {
@@ -49,6 +51,8 @@ func NewProvider(name, apiKey, baseURL string, client *http.Client) (Provider, e
 		}
 	}
 	switch name {
+	case "duckduckgo", "":
+		return NewDuckDuckGo(baseURL, client), nil
 	case "tavily":
 		if apiKey == "" {
 			return nil, errors.New("the tavily search provider needs an API key")
@@ -64,10 +68,8 @@ func NewProvider(name, apiKey, baseURL string, client *http.Client) (Provider, e
 			return nil, errors.New("the searxng search provider needs the URL of a SearXNG instance")
 		}
 		return NewSearXNG(baseURL, client), nil
-	case "":
-		return nil, errors.New("no search provider named; use tavily, brave or searxng")
 	}
-	return nil, fmt.Errorf("unknown search provider %q; use tavily, brave or searxng", name)
+	return nil, fmt.Errorf("unknown search provider %q; use duckduckgo, tavily, brave or searxng", name)
 }
 
 type searchArgs struct {

@@ -176,14 +176,14 @@ func TestNewProvider(t *testing.T) {
 		{"searxng", "", "", "needs the URL of a SearXNG instance"},
 		{"searxng", "", "ftp://x", "not an http or https URL"},
 		{"google", "k", "", `unknown search provider "google"`},
-		{"", "k", "", "no search provider named"},
+		{"duckduckgo", "", "ftp://x", "not an http or https URL"},
 	} {
 		_, err := NewProvider(c.name, c.key, c.base, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v", c, err)
 		}
 	}
-	for name, want := range map[string]string{"tavily": "tavily", " Brave ": "brave", "SEARXNG": "searxng"} {
+	for name, want := range map[string]string{"tavily": "tavily", " Brave ": "brave", "SEARXNG": "searxng", "DuckDuckGo": "duckduckgo", "": "duckduckgo"} {
 		p, err := NewProvider(name, "key", "http://search.example", nil)
 		if err != nil || p.Name() != want {
 			t.Errorf("%s: %v %v", name, p, err)
@@ -196,6 +196,14 @@ func TestNewProvider(t *testing.T) {
 	p, _ = NewProvider("brave", "k", "", nil)
 	if p.(*brave).base != BraveURL {
 		t.Errorf("brave default base %q", p.(*brave).base)
+	}
+	p, _ = NewProvider("", "", "", nil)
+	if d := p.(*duckduckgo); d.htmlURL != DuckDuckGoHTMLURL || d.siteURL != DuckDuckGoURL {
+		t.Errorf("duckduckgo default addresses %q %q", d.htmlURL, d.siteURL)
+	}
+	p, _ = NewProvider("duckduckgo", "", "http://127.0.0.1:8080/", nil)
+	if d := p.(*duckduckgo); d.htmlURL != "http://127.0.0.1:8080/html/" || d.siteURL != "http://127.0.0.1:8080" {
+		t.Errorf("duckduckgo overridden addresses %q %q", d.htmlURL, d.siteURL)
 	}
 }
 

@@ -142,7 +142,7 @@ func newWebTools(cfg *config.Config) ([]tools.Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tools.web_search: %w", err)
 	}
-	return append(out, web.SearchTool(p, ws.MaxResults)), nil
+	return append(out, web.SearchTool(p, ws.MaxResults), web.ImageSearchTool(p, ws.MaxResults)), nil
 }
 
 func loopLimits(cfg *config.Config) loopdetect.Limits {
@@ -186,6 +186,9 @@ func (a *app) turnContext(_ context.Context, in *agent.Input) string {
 	}
 	if g := a.plan.GoalContext(in.ChatKey); g != "" {
 		parts = append(parts, g)
+	}
+	if n := a.mcp.Note(); n != "" { // servers not ready, by name
+		parts = append(parts, n)
 	}
 	return strings.Join(parts, "\n\n")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/deerflow/deerflow/channels"
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/internal/redact"
+	"github.com/deerflow/deerflow/mcp/oauth"
 	"github.com/deerflow/deerflow/sandbox"
 	"github.com/deerflow/deerflow/scheduler"
 	"github.com/deerflow/deerflow/skills"
@@ -161,9 +162,9 @@ func printTools(w io.Writer, cfg *config.Config, sb *sandbox.Manager) (toolNames
 	if cfg.Tools.WebFetch.AllowPrivateAddresses {
 		fetch = "private and local addresses ALLOWED"
 	}
-	search := "web_search off: set tools.web_search.provider (tavily, brave or searxng)"
+	search := "web_search and image_search off (tools.web_search.provider: none)"
 	if p := cfg.Tools.WebSearch.Provider; p != "" {
-		search = "web_search with " + p
+		search = "web_search and image_search with " + p
 	}
 	fmt.Fprintf(w, "web\tweb_fetch (%s); %s\n", fetch, search)
 	skillNames = printSkills(w, cfg)
@@ -205,7 +206,7 @@ func printMCP(w io.Writer, cfg *config.Config, scratch string) {
 	if err != nil {
 		return
 	}
-	m := newMCP(&config.Config{MCP: cfg.MCP, DataDir: scratch}, sb, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := newMCP(&config.Config{MCP: cfg.MCP, DataDir: scratch}, sb, oauth.ForCheck(cfg), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	for _, st := range m.Inventory(ctx) {
 		if st.Err != nil {

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/documents"
+	"github.com/deerflow/deerflow/mcp/oauth"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/store/doctor"
 )
@@ -34,31 +36,10 @@ func versionString() string {
 	return v
 }
 
-const usage = `deerflow — an agent harness behind chat platforms.
-
-Usage:
-  deerflow serve [--config FILE]   run every enabled channel until SIGINT/SIGTERM
-  deerflow chat  [--config FILE]   talk to the agent in this terminal
-  deerflow check [--config FILE] [--probe-models]
-                                   validate the configuration and show what would start;
-                                   --probe-models also sends each model a few tiny
-                                   requests and shows what works
-  deerflow doctor [--config FILE] [--repair]
-                                   check the database for damage; --repair (with
-                                   deerflow stopped) keeps it as a dated backup and
-                                   writes a new one holding everything still readable
-  deerflow agents [--config FILE] [list | show NAME | delete NAME]
-                                   list the agents (config and created in chats),
-                                   show one, or delete one created in a chat
-                                   (with deerflow stopped)
-  deerflow backup [--config FILE] FILE
-                                   write a consistent copy of the database to FILE,
-                                   also while deerflow serve runs
-  deerflow version                 print the version
-
-Without --config, ./config.yaml is read if present, else built-in defaults
-plus the environment (OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL).
-`
+// usage is the help text.
+//
+//go:embed usage.txt
+var usage string
 
 func main() {
 	documents.RunChild() // a conversion child converts one file and exits
@@ -79,7 +60,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
 		return 0
-	case "serve", "chat", "check", "doctor", "backup", "agents":
+	case "serve", "chat", "check", "doctor", "backup", "agents", "mcp":
 	default:
 		fmt.Fprintf(stderr, "deerflow: unknown command %q\n\n%s", cmd, usage)
 		return 2
@@ -104,6 +85,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return doctor.BackupCLI(cfg.DBPath(), a.file, stdout, stderr)
 	case "agents":
 		return agentsCLI(cfg, a.rest, stdout, stderr)
+	case "mcp":
+		return oauth.CLI(ctx, cfg, a.rest, stdin, stdout, stderr)
 	case "check":
 		code := check(cfg, used, stdout)
 		if a.probe {
@@ -116,20 +99,26 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "serve":
 		err = serve(ctx, cfg, stderr)
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "deerflow: %v\n", err)
-		if errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrDamaged) {
-			fmt.Fprintln(stderr, "Run `deerflow doctor` to see what is damaged, and `deerflow doctor --repair` (deerflow stopped) to salvage what can be read.")
-		}
-		return 1
+	return exitCode(err, stderr)
+}
+
+// exitCode is the exit code of chat or serve ending with err, which it
+// reports on stderr with what to do about a damaged store.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
 	}
-	return 0
+	fmt.Fprintf(stderr, "deerflow: %v\n", err)
+	if errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrDamaged) {
+		fmt.Fprintln(stderr, "Run `deerflow doctor` to see what is damaged, and `deerflow doctor --repair` (deerflow stopped) to salvage what can be read.")
+	}
+	return 1
 }
 
 // args is a command line's flags and argument.
 type args struct {
 	config string
-	rest   []string // agents: its verb and name
+	rest   []string // agents, mcp: the verb and name
 	repair bool     // doctor --repair
 	probe  bool     // check --probe-models
 	file   string   // backup FILE
@@ -142,7 +131,7 @@ func parseArgs(cmd string, rest []string, stderr io.Writer) (args, bool) {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&a.config, "config", "", "configuration file (default ./config.yaml if present)")
-	if cmd == "agents" {
+	if cmd == "agents" || cmd == "mcp" {
 		if err := fs.Parse(rest); err != nil {
 			return a, false
 		}

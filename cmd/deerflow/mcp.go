@@ -2,7 +2,6 @@ package main
 
 import (
 	"log/slog"
-	"os"
 	"os/exec"
 	"path/filepath"
 
@@ -17,21 +16,17 @@ import (
 // read-only, a private writable home at <data_dir>/mcp/<name>/home, and
 // <data_dir>/mcp/<name>/workspace as its working directory; its env
 // reaches it through bubblewrap's environment, never as arguments.
-func newMCP(cfg *config.Config, sb *sandbox.Manager, log *slog.Logger) *mcp.Manager {
-	servers := make([]mcp.Server, len(cfg.MCP.Servers))
-	for i, s := range cfg.MCP.Servers {
-		servers[i] = mcp.Server{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers}
-		servers[i].Sandbox = s.Sandbox == nil || *s.Sandbox
-	}
+func newMCP(cfg *config.Config, sb *sandbox.Manager, tok mcp.Tokens, log *slog.Logger) *mcp.Manager {
 	dir := filepath.Join(cfg.DataDir, "mcp")
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs // bubblewrap binds it from wherever it runs
 	}
 	return mcp.New(mcp.Options{
-		Servers: servers,
+		Servers: mcp.ServersFrom(cfg.MCP.Servers), // type, timeout_seconds, sandbox (nil: true), oauth
 		Isolate: func(s mcp.Server, cmd *exec.Cmd) (*exec.Cmd, mcp.Sandbox, error) {
 			return isolateMCP(sb, filepath.Join(dir, s.Name), s, cmd, log)
 		},
+		Tokens: tok, // OAuth logins (mcp/oauth); nil: OAuth servers need a login
 		Logger: log,
 	})
 }
@@ -39,12 +34,7 @@ func newMCP(cfg *config.Config, sb *sandbox.Manager, log *slog.Logger) *mcp.Mana
 // isolateMCP prepares server s's command to run in the sandbox with its
 // files under dir; without bubblewrap, it runs on the host, as logged.
 func isolateMCP(sb *sandbox.Manager, dir string, s mcp.Server, cmd *exec.Cmd, log *slog.Logger) (*exec.Cmd, mcp.Sandbox, error) {
-	// Found as on the host: through the server's own PATH, then ours.
-	pathEnv := os.Getenv("PATH")
-	if p := s.Env["PATH"]; p != "" {
-		pathEnv = p + string(filepath.ListSeparator) + pathEnv
-	}
-	prog, err := bwrap.ProgramDirs(s.Command, s.Args, pathEnv)
+	prog, err := bwrap.ProgramDirs(s.Command, s.Args, s.SearchPath()) // found as on the host
 	if err != nil {
 		return nil, nil, err
 	}

@@ -48,6 +48,9 @@ func startOps(a *app, chans []channels.Channel) (*ops.Server, error) {
 	if a.api != nil {
 		o.API = a.api
 	}
+	if a.mcp != nil {
+		o.MCP = func() any { return a.mcp.States() }
+	}
 	for _, m := range a.cfg.Models {
 		o.Models = append(o.Models, ops.Model{Name: m.Name, BaseURL: m.BaseURL, APIKey: m.APIKey})
 	}

@@ -63,7 +63,7 @@ func TestChatSandboxToolsAndPresentedFiles(t *testing.T) {
 	if !strings.Contains(bashResult, "No such file") && !strings.Contains(bashResult, "cannot access") {
 		t.Errorf("the sandbox can see /root: %q", bashResult)
 	}
-	if tools := strings.Join(reqs[0].ToolNames(), ","); tools != "ask_clarification,bash,cancel_scheduled_task,glob,grep,list_scheduled_tasks,list_uploaded_files,ls,present_files,read_file,schedule_task,str_replace,task,web_fetch,write_file" {
+	if tools := strings.Join(reqs[0].ToolNames(), ","); tools != "ask_clarification,bash,cancel_scheduled_task,glob,grep,image_search,list_scheduled_tasks,list_uploaded_files,ls,present_files,read_file,schedule_task,str_replace,task,web_fetch,web_search,write_file" {
 		t.Errorf("tools offered = %s", tools)
 	}
 	if !strings.Contains(reqs[0].Messages[0].Content, "/mnt/user-data/outputs") {

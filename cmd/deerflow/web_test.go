@@ -87,13 +87,25 @@ func TestConsoleWebTools(t *testing.T) {
 	}
 }
 
-func TestNoWebSearchWithoutProvider(t *testing.T) {
-	model := fakeopenai.New(t)
-	model.Script(fakeopenai.Turn{Text: "ok"})
-	s := startChat(t, testConfig(t, model, t.TempDir()))
-	s.say("hi")
-	s.screen.waitFor(t, "ok", 1)
-	if names := model.Requests()[0].ToolNames(); slices.Contains(names, "web_search") || !slices.Contains(names, "web_fetch") {
-		t.Errorf("offered %v", names)
+// TestWebSearchByDefault: with no key, web_search and image_search use
+// DuckDuckGo; provider none takes both away and keeps web_fetch.
+func TestWebSearchByDefault(t *testing.T) {
+	for _, provider := range []string{"duckduckgo", ""} {
+		model := fakeopenai.New(t)
+		model.Script(fakeopenai.Turn{Text: "ok"})
+		cfg := testConfig(t, model, t.TempDir())
+		if cfg.Tools.WebSearch.Provider != "duckduckgo" {
+			t.Fatalf("the default provider is %q", cfg.Tools.WebSearch.Provider)
+		}
+		cfg.Tools.WebSearch.Provider = provider // "" is what none becomes
+		s := startChat(t, cfg)
+		s.say("hi")
+		s.screen.waitFor(t, "ok", 1)
+		s.close()
+		names := model.Requests()[0].ToolNames()
+		on := provider != ""
+		if slices.Contains(names, "web_search") != on || slices.Contains(names, "image_search") != on || !slices.Contains(names, "web_fetch") {
+			t.Errorf("provider %q: offered %v", provider, names)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/deerflow/deerflow/agent"
 	"github.com/deerflow/deerflow/agent/guard"
 	"github.com/deerflow/deerflow/choice"
+	"github.com/deerflow/deerflow/mcp/oauth"
 	"github.com/deerflow/deerflow/memory"
 	"github.com/deerflow/deerflow/plan"
 	"github.com/deerflow/deerflow/research"
@@ -227,7 +228,7 @@ func (a *app) startMCP() {
 	if len(a.cfg.MCP.Servers) == 0 {
 		return
 	}
-	a.mcp = newMCP(a.cfg, a.sandbox, a.log)
+	a.mcp = newMCP(a.cfg, a.sandbox, oauth.NewTokens(oauth.TokensOptions{Store: a.store, Logger: a.log}), a.log)
 	ctx, cancel := context.WithCancel(context.Background())
 	a.mcpStop = cancel
 	a.mcp.Start(ctx, a.tools)
