@@ -81,7 +81,9 @@ func TestBuiltInSkillsLoad(t *testing.T) {
 			t.Errorf("%s looks unfinished: %d bytes of body, tools %v", s.Name, len(s.Body), s.AllowedTools)
 		}
 	}
-	if strings.Join(names, ",") != "data-analysis,deep-research,report-writing,skill-creator" {
+	const want = "chart-visualization,consulting-analysis,data-analysis,deep-research,document-generation,frontend-design," +
+		"github-research,image-generation,meeting-minutes,podcast-generation,ppt-generation,report-writing,skill-creator"
+	if strings.Join(names, ",") != want {
 		t.Errorf("built-in skills = %v", names)
 	}
 }
@@ -151,7 +153,10 @@ func TestCustomSkillsInvalidAndOverrides(t *testing.T) {
 	for _, s := range h.m.All() {
 		names = append(names, s.Name+"/"+s.Source())
 	}
-	if got := strings.Join(names, ","); got != "data-analysis/public,deep-research/public,meeting-notes/custom,report-writing/custom,skill-creator/public" {
+	const want = "chart-visualization/public,consulting-analysis/public,data-analysis/public,deep-research/public," +
+		"document-generation/public,frontend-design/public,github-research/public,image-generation/public," +
+		"meeting-minutes/public,meeting-notes/custom,podcast-generation/public,ppt-generation/public,report-writing/custom,skill-creator/public"
+	if got := strings.Join(names, ","); got != want {
 		t.Errorf("skills = %s", got)
 	}
 	logs := h.logs.String()

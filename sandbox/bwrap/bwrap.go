@@ -102,13 +102,14 @@ func (j *Jail) WithoutNetwork() *Jail {
 
 // etcFiles are the parts of the host's /etc a sandboxed command may read:
 // what programs need to run (loader cache, Debian alternatives, users),
-// resolve names and verify TLS. Never all of /etc: it holds shadow files,
+// resolve names and verify TLS (and matplotlib's rc file, without which
+// Debian's matplotlib does not start). Never all of /etc: it holds shadow files,
 // host keys and service configs with secrets. Each bind costs bubblewrap
 // about 0.2 ms, so the list is short. resolv.conf is the host's only when
 // the sandbox shares the host's network.
 var etcFiles = []string{
 	"alternatives", "crypto-policies", "fonts", "group", "hosts", "ld.so.cache",
-	"localtime", "nsswitch.conf", "os-release", "passwd", "pki/ca-trust",
+	"localtime", "matplotlibrc", "nsswitch.conf", "os-release", "passwd", "pki/ca-trust",
 	"pki/tls/certs", "protocols", "services", "ssl/certs", "ssl/openssl.cnf",
 }
 
