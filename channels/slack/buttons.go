@@ -71,6 +71,9 @@ func (c *Channel) interactive(ctx context.Context, b bus.Publisher, evt socketmo
 		EventKey: c.o.Name + ":press:" + cb.TriggerID, Group: !strings.HasPrefix(channel, "D"),
 		Press: &bus.Press{ID: act.ActionID, MessageID: cmpOr(cb.Container.MessageTs, cb.Message.Timestamp)},
 	}
+	if cb.Container.IsEphemeral {
+		in.Press.MessageID = "" // an ephemeral message cannot be edited with chat.update
+	}
 	thread := cmpOr(cb.Container.ThreadTs, cb.Message.ThreadTimestamp)
 	env := evt.Request.EnvelopeID
 	c.lanes.Go(&c.tasks, channel, func(ctx context.Context) {

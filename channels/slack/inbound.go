@@ -37,6 +37,9 @@ func (c *Channel) event(ctx context.Context, b bus.Publisher, evt socketmode.Eve
 		}
 		// Accepted in the chat's lane: the next event is read meanwhile.
 		env, chat, ts := evt.Request.EnvelopeID, in.ChatID, in.MessageID // in belongs to the router once published
+		// Noted here, in the order of events, so a /deerflow command right
+		// after a message addresses it (an unaccepted message is retried).
+		c.noteLatest(chat, in.UserID, in.Topic)
 		c.lanes.Go(&c.tasks, chat, func(ctx context.Context) {
 			if err := b.Publish(ctx, in); err != nil {
 				c.log.Error("could not accept a message; Slack will redeliver it", "err", err)
@@ -123,8 +126,10 @@ func (c *Channel) inbound(ev slackevents.EventsAPIEvent) (in *bus.Inbound, files
 	if topic == "" {
 		topic = ts
 	}
-	// In channels the bot acts on mentions, and on any message in a
-	// thread that is one of its conversations.
+	// In channels, and in group DMs (mpim: several people talk there, as
+	// in a small private channel), the bot acts on mentions and on any
+	// message in a thread that is one of its conversations; in a DM on
+	// every message. "@bot /stop" is the command for that thread.
 	if channelType != "im" && !addressed && !c.known(channel, threadTS) {
 		return nil, false
 	}
@@ -255,55 +260,3 @@ func (c *Channel) Reattach(url string) func() (io.ReadCloser, error) {
 		return pr, nil
 	}
 }
-
-// slash handles `/deerflow <command> …`: Slack intercepts unregistered
-// slash commands typed in a thread, so the app registers one and takes
-// the command as its text. The answer is shown only to the person.
-func (c *Channel) slash(ctx context.Context, b bus.Publisher, cmd slack.SlashCommand) {
-	if !c.allowed(cmd.UserID) {
-		return
-	}
-	text := strings.TrimSpace(cmd.Text)
-	if text == "" {
-		text = "help"
-	}
-	if !strings.HasPrefix(text, "/") {
-		text = "/" + text
-	}
-	in := &bus.Inbound{
-		Channel: c.o.Name, ChatID: cmd.ChannelID, UserID: cmd.UserID,
-		MessageID: ephemeralPrefix + cmd.UserID, EventKey: c.o.Name + ":slash:" + cmd.TriggerID,
-		Text: text,
-	}
-	if b.StartsRun(text) {
-		// Work that runs (a research, a skill's task) gets a message of
-		// its own, visible to all, whose thread is its conversation: the
-		// progress and the answers show there, and replies in it reach
-		// the work (a research's plan review).
-		if ts, err := c.announce(ctx, cmd.ChannelID, "<@"+cmd.UserID+"> "+text); err == nil {
-			in.Topic, in.MessageID = ts, ts
-			in.Group = !strings.HasPrefix(cmd.ChannelID, "D")
-		} else {
-			c.log.Warn("could not post the message a slash command's work answers; answering privately", "err", err)
-		}
-	}
-	err := b.Publish(ctx, in)
-	if err != nil {
-		c.log.Error("slash command", "err", err)
-		return
-	}
-	c.met.Inbound()
-}
-
-// announce posts text as a new message in channel and returns its ts.
-func (c *Channel) announce(ctx context.Context, channel, text string) (string, error) {
-	if err := c.wait(ctx, channel); err != nil {
-		return "", err
-	}
-	_, ts, err := c.api.PostMessageContext(ctx, channel, slack.MsgOptionText(text, false))
-	return ts, err
-}
-
-// ephemeralPrefix marks, in Outbound.ReplyTo, an answer to a slash
-// command: it goes only to that user.
-const ephemeralPrefix = "ephemeral:"

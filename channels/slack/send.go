@@ -28,6 +28,13 @@ func (c *Channel) Send(ctx context.Context, out *bus.Outbound) (ids []string, er
 			c.pause.Hold(out.ChatID, d) // whatever gave up on it, the channel waits
 		}
 	}()
+	if out.Final && out.Text != "" {
+		if text := c.slackHelp(out.Text); text != out.Text {
+			o := *out
+			o.Text = text
+			out = &o
+		}
+	}
 	if strings.HasPrefix(out.ReplyTo, ephemeralPrefix) {
 		return nil, c.ephemeral(ctx, out)
 	}
@@ -151,15 +158,23 @@ func (c *Channel) retry(ctx context.Context, channel string, f func() error) err
 	}
 }
 
-// ephemeral answers a slash command to its user only.
+// ephemeral answers a slash command to its user only, in the thread of
+// the conversation it addressed, with its buttons (a press on an
+// ephemeral message works like any other; see interactive).
 func (c *Channel) ephemeral(ctx context.Context, out *bus.Outbound) error {
 	if !out.Final || (out.Kind != bus.OutMessage && out.Kind != bus.OutEdit) {
 		return nil
 	}
 	user := strings.TrimPrefix(out.ReplyTo, ephemeralPrefix)
-	_, err := c.api.PostEphemeralContext(ctx, out.ChatID, user,
-		slack.MsgOptionText(cut(out.Text, maxFallback), false),
-		slack.MsgOptionBlocks(slack.NewMarkdownBlock("", cut(out.Text, maxMarkdown))))
+	blocks := []slack.Block{slack.NewMarkdownBlock("", cut(out.Text, maxMarkdown))}
+	if a := actionsBlock(out.Buttons); a != nil {
+		blocks = append(blocks, a)
+	}
+	opts := []slack.MsgOption{slack.MsgOptionText(cut(out.Text, maxFallback), false), slack.MsgOptionBlocks(blocks...)}
+	if out.Topic != "" {
+		opts = append(opts, slack.MsgOptionTS(out.Topic))
+	}
+	_, err := c.api.PostEphemeralContext(ctx, out.ChatID, user, opts...)
 	return err
 }
 

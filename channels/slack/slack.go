@@ -1,8 +1,10 @@
 // Package slack is the Slack channel over Socket Mode: mentions in
-// channels and direct messages start conversations keyed by their thread,
-// later messages in the thread continue them, answers stream into the
-// thread with chat.update and finish as markdown blocks, with reactions
-// for feedback, files both ways, allow-list and rate limits.
+// channels and group DMs (mpim), and direct messages, start conversations
+// keyed by their thread, later messages in the thread continue them,
+// commands come as /deerflow <command> or "@bot /<command>" (see
+// slash.go), answers stream into the thread with chat.update and finish
+// as markdown blocks, with reactions for feedback, files both ways,
+// allow-list and rate limits.
 //
 // It speaks only bus messages (never agent), through
 // github.com/slack-go/slack and its socketmode package.
@@ -67,6 +69,7 @@ type Channel struct {
 	sm  *socketmode.Client
 
 	botUser, botID string
+	botName        string // the bot's user name, for "@name /stop" in help
 	allow          map[string]bool
 	met            *metrics.Channel
 	link           channels.Link  // from Socket Mode's connection events
@@ -79,6 +82,9 @@ type Channel struct {
 	noStatus  bool                     // assistant.threads.setStatus is not available here
 	reactions map[string]bool          // channel/ts with our "eyes" on it
 	eyesDone  map[string]chan struct{} // channel/ts → closed once its "eyes" landed or failed
+	// latestTopic is each person's latest conversation per channel
+	// (channel/user → thread ts), which /deerflow commands address.
+	latestTopic map[string]string
 }
 
 // New returns a Channel. It makes no request until Start.
@@ -201,7 +207,7 @@ func (c *Channel) auth(ctx context.Context) error {
 	for delay := time.Second; ; delay = min(delay*2, 30*time.Second) {
 		auth, err := c.api.AuthTestContext(ctx)
 		if err == nil {
-			c.botUser, c.botID = auth.UserID, auth.BotID
+			c.botUser, c.botID, c.botName = auth.UserID, auth.BotID, auth.User
 			return nil
 		}
 		var se slack.SlackErrorResponse

@@ -8,11 +8,18 @@ import (
 // SendEvent wraps a raw inner event (e.g. {"type":"app_mention",…}) in an
 // event_callback payload and an events_api envelope, sends it and returns
 // the generated event_id. A string "channel" field makes the channel known.
+// An event the app did not subscribe to (see SetApp) is not sent: it
+// returns "".
 func (s *Server) SendEvent(event map[string]any) (eventID string) {
 	s.mu.Lock()
 	if ch, ok := event["channel"].(string); ok && ch != "" {
 		typ, _ := event["channel_type"].(string)
 		s.addChannel(ch, typ)
+	}
+	if !s.subscribed(event) {
+		s.mu.Unlock()
+		s.logf("the app is not subscribed to %v; not sent", event["type"])
+		return ""
 	}
 	eventID = s.newID("Ev")
 	s.events[eventID] = &eventRec{payload: map[string]any{
@@ -170,15 +177,25 @@ func (s *Server) echo(m *message, edited bool) func() {
 	return func() { s.SendEvent(ev) }
 }
 
-// SlashCommand sends a slash_commands envelope and returns its envelope_id.
+// SlashCommand sends a slash_commands envelope, as Slack does when user
+// types "command text" in channel, and returns its envelope_id ("" when
+// the app did not register command, see SetApp). Like Slack's payload
+// (docs.slack.dev/interactivity/implementing-slash-commands) it carries
+// the channel but never the thread the command was typed in.
 func (s *Server) SlashCommand(channel, user, command, text string) (envelopeID string) {
 	s.mu.Lock()
-	s.addChannel(channel, "")
+	chType := s.addChannel(channel, "")
+	if !s.registered(command) {
+		s.mu.Unlock()
+		s.logf("the app has no slash command %s; not sent", command)
+		return ""
+	}
 	envelopeID = s.newEnvelopeID()
 	trigger := s.newID("13345224609.")
+	name := map[string]string{"im": "directmessage", "mpim": "mpdm-" + channel + "-1", "group": "privategroup"}[chType]
 	payload := map[string]any{
 		"token": "XXYYZZ", "team_id": s.TeamID, "team_domain": "test", "channel_id": channel,
-		"channel_name": "general", "user_id": user, "user_name": "user-" + user, "command": command,
+		"channel_name": cmpOr(name, "general"), "user_id": user, "user_name": "user-" + user, "command": command,
 		"text": text, "api_app_id": s.AppID, "is_enterprise_install": "false",
 		"response_url": "https://hooks.slack.com/commands/" + s.TeamID + "/" + trigger, "trigger_id": trigger,
 	}
@@ -188,4 +205,11 @@ func (s *Server) SlashCommand(channel, user, command, text string) (envelopeID s
 	})
 	s.send(data, nil)
 	return envelopeID
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -208,7 +208,7 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 	_, id, _ := strings.Cut(teamFile, "-")
 	s.mu.Lock()
 	rec := s.files[id]
-	authed := r.Header.Get("Authorization") == "Bearer "+s.BotToken
+	authed := r.Header.Get("Authorization") == "Bearer "+s.BotToken && s.granted(methodScopes["files-pri"])
 	var f File
 	var data []byte
 	status := http.StatusOK

@@ -66,7 +66,7 @@ func validateActions(b map[string]any, i int, ids map[string]bool) (string, stri
 func (s *Server) Buttons(channel, ts string) []Button {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := s.msgs[channel+"/"+ts]
+	m := s.pressable(channel, ts)
 	if m == nil {
 		return nil
 	}
@@ -100,7 +100,7 @@ func buttonsOf(blocks json.RawMessage) []Button {
 // when the message shows no such button.
 func (s *Server) Press(channel, ts, user, actionID string) (envelopeID string) {
 	s.mu.Lock()
-	m := s.msgs[channel+"/"+ts]
+	m := s.pressable(channel, ts)
 	var btn *Button
 	if m != nil {
 		for _, b := range buttonsOf(m.Blocks) {
@@ -121,27 +121,29 @@ func (s *Server) Press(channel, ts, user, actionID string) (envelopeID string) {
 // at once).
 func (s *Server) PressStale(channel, ts, user string, btn Button) (envelopeID string) {
 	s.mu.Lock()
-	m := s.msgs[channel+"/"+ts]
+	m := s.pressable(channel, ts)
 	if m == nil {
 		s.mu.Unlock()
 		panic(fmt.Sprintf("fakeslack: PressStale: no message %s/%s", channel, ts))
 	}
 	envelopeID = s.newEnvelopeID()
 	trigger := s.newID("13345224609.")
-	msg := s.botMessageJSON(m)
 	payload := map[string]any{
 		"type": "block_actions", "api_app_id": s.AppID, "token": "XXYYZZ", "trigger_id": trigger,
-		"team":      map[string]any{"id": s.TeamID, "domain": "test"},
-		"user":      map[string]any{"id": user, "username": "user-" + user, "name": "user-" + user, "team_id": s.TeamID},
-		"channel":   map[string]any{"id": channel, "name": "general"},
-		"container": map[string]any{"type": "message", "message_ts": ts, "channel_id": channel, "is_ephemeral": false, "thread_ts": m.ThreadTS},
-		"message":   msg, "response_url": "https://hooks.slack.com/actions/" + s.TeamID + "/" + trigger,
-		"state": map[string]any{"values": map[string]any{}}, "is_enterprise_install": false,
+		"team":         map[string]any{"id": s.TeamID, "domain": "test"},
+		"user":         map[string]any{"id": user, "username": "user-" + user, "name": "user-" + user, "team_id": s.TeamID},
+		"channel":      map[string]any{"id": channel, "name": "general"},
+		"container":    map[string]any{"type": "message", "message_ts": ts, "channel_id": channel, "is_ephemeral": m.Ephemeral, "thread_ts": m.ThreadTS},
+		"response_url": "https://hooks.slack.com/actions/" + s.TeamID + "/" + trigger,
+		"state":        map[string]any{"values": map[string]any{}}, "is_enterprise_install": false,
 		"actions": []any{map[string]any{
 			"type": "button", "action_id": btn.ActionID, "block_id": btn.BlockID, "value": btn.Value,
 			"text":      map[string]any{"type": "plain_text", "text": btn.Text, "emoji": true},
 			"action_ts": s.nextTS(),
 		}},
+	}
+	if !m.Ephemeral { // Slack sends no message with a press on an ephemeral one
+		payload["message"] = s.botMessageJSON(m)
 	}
 	s.mu.Unlock()
 	data, _ := json.Marshal(map[string]any{
@@ -149,4 +151,18 @@ func (s *Server) PressStale(channel, ts, user string, btn Button) (envelopeID st
 	})
 	s.send(data, nil)
 	return envelopeID
+}
+
+// pressable is the bot's message ts in channel, ephemeral ones included
+// (nil if none); s.mu must be held.
+func (s *Server) pressable(channel, ts string) *message {
+	if m := s.msgs[channel+"/"+ts]; m != nil {
+		return m
+	}
+	for _, m := range s.posted[channel] {
+		if m.Ephemeral && m.TS == ts {
+			return m
+		}
+	}
+	return nil
 }

@@ -2,6 +2,8 @@
 // tests: the Web API under /api/<method>, Socket Mode (apps.connections.open,
 // hello, events_api/slash_commands envelopes, acks, redelivery of unacked
 // envelopes, disconnect/refresh, server pings) and the files v2 upload flow.
+// Installed from an app manifest (SetApp, LoadManifest) it grants only the
+// manifest's scopes, events and slash commands, as Slack does.
 //
 // Point the real slack-go client at it with
 //
@@ -111,6 +113,7 @@ type Server struct {
 	timers                   []*time.Timer
 	stalls                   fakestall.Set
 	stop                     chan struct{} // closed when the fake closes
+	app                      App           // what the app was granted (SetApp)
 }
 
 // New starts a fake Slack on 127.0.0.1; it is closed on t.Cleanup.

@@ -59,15 +59,7 @@ type delivery struct {
 
 // handleLink is the WebSocket endpoint handed out by apps.connections.open.
 func (s *Server) handleLink(w http.ResponseWriter, r *http.Request) {
-	ticket := r.URL.Query().Get("ticket")
-	s.mu.Lock()
-	used, known := s.tickets[ticket]
-	if known {
-		s.tickets[ticket] = true
-	}
-	closed := s.closed
-	s.mu.Unlock()
-	if !known || used || closed {
+	if !s.takeTicket(r.URL.Query().Get("ticket")) {
 		http.Error(w, "invalid or used ticket", http.StatusUnauthorized)
 		return
 	}
@@ -118,6 +110,18 @@ func (s *Server) handleLink(w http.ResponseWriter, r *http.Request) {
 	}
 	go s.pinger(c, ping)
 	s.readLoop(c)
+}
+
+// takeTicket uses up a ticket apps.connections.open handed out; false
+// for an unknown or used one, or once the fake is closed.
+func (s *Server) takeTicket(ticket string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	used, known := s.tickets[ticket]
+	if known {
+		s.tickets[ticket] = true
+	}
+	return known && !used && !s.closed
 }
 
 func (s *Server) requeue(frames []outFrame) {

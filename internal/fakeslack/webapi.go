@@ -111,40 +111,16 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 	slackErr := ""
 
 	s.mu.Lock()
-	h := handlers[method]
-	switch {
-	case perr != nil:
-		slackErr = "invalid_form_data"
-	case h == nil:
-		slackErr = "unknown_method"
-	case token == "":
-		slackErr = "not_authed"
-	case method == "apps.connections.open" && token == s.BotToken:
-		slackErr = "not_allowed_token_type"
-	case method == "apps.connections.open" && token != s.AppToken,
-		method != "apps.connections.open" && token != s.BotToken:
-		slackErr = "invalid_auth"
-	default:
-		f, failing := s.takeFailure(method)
-		if !failing {
-			resp, slackErr = h(s, q)
-			break
-		}
-		slackErr = f.err
-		if f.status != 0 {
-			status = f.status
-		}
-		if status == http.StatusTooManyRequests {
-			retryAfter = f.retryAfter
-			if slackErr == "" {
-				slackErr = "ratelimited"
-			}
-		}
-		if slackErr == "" {
-			slackErr = "internal_error"
+	if slackErr = s.refusal(method, token, perr, q); slackErr == "" {
+		if f, failing := s.takeFailure(method); failing {
+			slackErr, status, retryAfter = f.answer()
+		} else {
+			resp, slackErr = handlers[method](s, q)
 		}
 	}
-	if slackErr != "" {
+	if slackErr == "missing_scope" {
+		resp = s.missingScope(s.scopeFor(method, q))
+	} else if slackErr != "" {
 		resp = map[string]any{"ok": false, "error": slackErr}
 		if q.detail != "" {
 			resp["response_metadata"] = map[string]any{"messages": []string{q.detail}}
@@ -166,6 +142,46 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 	for _, f := range q.after {
 		f()
 	}
+}
+
+// refusal is the error Slack answers a call with before looking at what
+// it asks ("" when it goes ahead): bad form, unknown method, wrong or
+// missing token, missing scope; s.mu must be held.
+func (s *Server) refusal(method, token string, perr error, q *req) string {
+	switch {
+	case perr != nil:
+		return "invalid_form_data"
+	case handlers[method] == nil:
+		return "unknown_method"
+	case token == "":
+		return "not_authed"
+	case method == "apps.connections.open" && token == s.BotToken:
+		return "not_allowed_token_type"
+	case method == "apps.connections.open" && token != s.AppToken,
+		method != "apps.connections.open" && token != s.BotToken:
+		return "invalid_auth"
+	case !s.granted(s.scopeFor(method, q)):
+		return "missing_scope"
+	}
+	return ""
+}
+
+// answer is the error, HTTP status and Retry-After of an injected failure.
+func (f failure) answer() (slackErr string, status, retryAfter int) {
+	slackErr, status = f.err, http.StatusOK
+	if f.status != 0 {
+		status = f.status
+	}
+	if status == http.StatusTooManyRequests {
+		retryAfter = f.retryAfter
+		if slackErr == "" {
+			slackErr = "ratelimited"
+		}
+	}
+	if slackErr == "" {
+		slackErr = "internal_error"
+	}
+	return slackErr, status, retryAfter
 }
 
 // fail records a detailed error message for the response and returns code.
