@@ -97,15 +97,10 @@ var (
 	defaultLarkLimits     = SendLimits{PerChatPerSecond: 5, PerChatBurst: 1, GlobalPerSecond: 16}
 )
 
-// channelDefaults: the blocks' tokens come from the environment when not
-// written; entries inherit as Channels says.
+// channelDefaults: entries inherit as Channels says (the blocks' tokens
+// come from the environment when empty: envDefaults).
 func (c *Config) channelDefaults(env func(string) string) {
 	tg, sl, lk := &c.Channels.Telegram, &c.Channels.Slack, &c.Channels.Lark
-	defString(&tg.BotToken, env("$TELEGRAM_BOT_TOKEN"))
-	defString(&sl.BotToken, env("$SLACK_BOT_TOKEN"))
-	defString(&sl.AppToken, env("$SLACK_APP_TOKEN"))
-	defString(&lk.AppID, env("$LARK_APP_ID"))
-	defString(&lk.AppSecret, env("$LARK_APP_SECRET"))
 	defString(&tg.APIURL, defaultTelegramURL)
 	defString(&sl.APIURL, defaultSlackURL)
 	defString(&lk.Domain, defaultLarkDomain)
@@ -244,7 +239,7 @@ func (v *validator) nonEmpty(key string, users []string) {
 
 func (v *validator) requiredWhen(channel, field, value string) bool {
 	if strings.TrimSpace(value) == "" {
-		v.fail(channel+"."+field, "required when %s.enabled is true", channel)
+		v.fail(channel+"."+field, "%s", v.missing(channel+"."+field, "required when "+channel+".enabled is true"))
 		return false
 	}
 	return true

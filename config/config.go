@@ -36,6 +36,9 @@ type Config struct {
 	ACP           ACP            `yaml:"acp"`
 	Console       Console        `yaml:"console"`
 
+	// ImageGeneration is generate_image's image model (images.go).
+	ImageGeneration ImageGeneration `yaml:"image_generation"`
+
 	src *source // where it was read from; nil for a Config built in code
 }
 

@@ -14,6 +14,7 @@ const (
 func (c *Config) applyDefaults(lookup lookupFunc) {
 	env := func(s string) string { v, _ := expand(s, lookup); return v }
 
+	c.envDefaults(lookup)
 	defString(&c.DataDir, defaultDataDir)
 	defString(&c.Log.Level, "info")
 	defString(&c.Log.Format, "text")
@@ -51,6 +52,9 @@ func (c *Config) modelDefaults(env func(string) string) {
 			BaseURL: env("${OPENAI_BASE_URL:-" + defaultBaseURL + "}"),
 			APIKey:  env("$OPENAI_API_KEY"),
 		}}
+		if c.Models[0].APIKey == "" {
+			c.noteUnset("models[0].api_key", "OPENAI_API_KEY")
+		}
 	}
 	for i := range c.Models {
 		m := &c.Models[i]

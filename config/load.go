@@ -31,7 +31,9 @@ type source = yamlstruct.Source
 // Resolve implements the --config contract shared by serve, chat and check:
 // a flagPath that is not "" must name a readable file; otherwise
 // ./config.yaml is read if it exists, else Default() is returned with
-// usedPath "". The Config is not yet validated: call Validate.
+// usedPath "". The Config is not yet validated: call Validate. As with
+// Parse, a Config may come back with an error: call its Validate to hear
+// of every problem at once.
 func Resolve(flagPath string) (cfg *Config, usedPath string, err error) {
 	if flagPath != "" {
 		cfg, err = Load(flagPath)
@@ -41,10 +43,7 @@ func Resolve(flagPath string) (cfg *Config, usedPath string, err error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return Default(), "", nil
 	}
-	if err != nil {
-		return nil, "", err
-	}
-	return cfg, DefaultPath, nil
+	return cfg, DefaultPath, err
 }
 
 // Load reads and parses the file at path (see Parse). Errors name the path.
@@ -65,6 +64,11 @@ func Load(path string) (*Config, error) {
 // Unknown keys and values of the wrong type are errors, all reported at
 // once. Defaults are then applied (see config.yaml.example). The result is
 // not validated: call Validate.
+//
+// When the only problems are unknown keys or values of the wrong type,
+// the Config is returned with them, holding every other value; its
+// Validate reports them together with its own, so one run names them all.
+// A file that is not YAML returns a nil Config.
 func Parse(data []byte, name string) (*Config, error) {
 	return parse(data, name, os.LookupEnv)
 }
@@ -91,12 +95,10 @@ func parse(data []byte, name string, lookup lookupFunc) (*Config, error) {
 	}
 	c := &Config{src: yamlstruct.NewSource(name)}
 	if len(root.Content) > 0 {
-		if errs := yamlstruct.Decode(root.Content[0], reflect.ValueOf(c).Elem(), c.src, lookup); len(errs) > 0 {
-			return nil, errors.Join(errs...)
-		}
+		c.src.Errs = yamlstruct.Decode(root.Content[0], reflect.ValueOf(c).Elem(), c.src, lookup)
 	}
 	c.applyDefaults(lookup)
-	return c, nil
+	return c, errors.Join(c.src.Errs...)
 }
 
 func label(name string) string {

@@ -23,6 +23,7 @@ func (c *Config) Redacted() *Config {
 	r.HTTP.APIToken = mask(c.HTTP.APIToken)
 	r.Transcription.APIKey = mask(c.Transcription.APIKey)
 	r.Transcription.BaseURL = maskURL(c.Transcription.BaseURL)
+	r.ImageGeneration.APIKey, r.ImageGeneration.BaseURL = mask(c.ImageGeneration.APIKey), maskURL(c.ImageGeneration.BaseURL)
 	r.MCP.Servers = slices.Clone(c.MCP.Servers)
 	for i := range r.MCP.Servers {
 		s := &r.MCP.Servers[i]

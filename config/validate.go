@@ -7,13 +7,17 @@ import (
 	"net"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // Validate checks the whole configuration and returns every problem at
 // once (an errors.Join of *Error), each naming its key and, when the config
-// came from a file, the line. Messages never echo a secret's value.
+// came from a file, the line; first the file's own (wrong types, unknown
+// keys) when Parse found some. A required value left empty by an unset
+// variable names it ("$OPENAI_API_KEY is not set"). Messages never echo a
+// secret's value. Model keys are checked apart: ModelKeys.
 func (c *Config) Validate() error {
 	v := &validator{c: c}
 	v.basics()
@@ -24,10 +28,48 @@ func (c *Config) Validate() error {
 	v.research()
 	v.scheduler()
 	v.uploads()
+	v.imageGeneration()
 	v.agents()
 	v.mcp()
 	v.acp()
-	return errors.Join(v.errs...)
+	return errors.Join(v.withDecodeErrors()...)
+}
+
+// withDecodeErrors puts the file's own problems (types, unknown keys)
+// first, then the value checks' except those about a key that already has
+// one: a value of the wrong type is left at its default, which proves
+// nothing.
+func (v *validator) withDecodeErrors() []error {
+	if v.c.src == nil || len(v.c.src.Errs) == 0 {
+		return v.errs
+	}
+	out := slices.Clone(v.c.src.Errs)
+	for _, e := range v.errs {
+		if ve, ok := e.(*Error); !ok || !v.decodeFailed(ve.Key) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// decodeFailed reports whether key, a key inside it or a key around it
+// could not be decoded.
+func (v *validator) decodeFailed(key string) bool {
+	for _, e := range v.c.src.Errs {
+		de, ok := e.(*Error)
+		if !ok || de.Key == "" {
+			continue
+		}
+		if inside(key, de.Key) || inside(de.Key, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// inside reports whether key is parent or a key under it.
+func inside(key, parent string) bool {
+	return key == parent || strings.HasPrefix(key, parent+".") || strings.HasPrefix(key, parent+"[")
 }
 
 // MinAPIToken is the shortest http.api_token accepted: a bearer token
@@ -49,8 +91,52 @@ func (v *validator) fail(key, format string, args ...any) {
 
 func (v *validator) required(key, value string) {
 	if strings.TrimSpace(value) == "" {
-		v.fail(key, "required")
+		v.fail(key, "%s", v.missing(key, "required"))
 	}
+}
+
+// needsKey reports whether the endpoint at base refuses every request
+// without a key, as llm knows api.openai.com does.
+func needsKey(base string) bool {
+	u, err := url.Parse(base)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
+}
+
+// missing says why key is empty: the variables it named that are not
+// set, with why it is needed in brackets; or just why.
+func (v *validator) missing(key, why string) string {
+	u := v.c.unset(key)
+	switch {
+	case u == "":
+		return why
+	case strings.Contains(u, " and "):
+		return u + " are not set (" + why + ")"
+	}
+	return u + " is not set (" + why + ")"
+}
+
+// ModelKeys reports each model of api.openai.com that has no key (the
+// client would refuse every request), naming the variable that should
+// hold it, as Validate reports problems. It is apart from Validate
+// because only the commands that call models need a key: check, chat and
+// serve call it, doctor and agents do not.
+func (c *Config) ModelKeys() error {
+	v := &validator{c: c}
+	for i, m := range c.Models {
+		v.apiKey(index("models", i), i, m)
+	}
+	return errors.Join(v.errs...)
+}
+
+func (v *validator) apiKey(k string, i int, m Model) {
+	if strings.TrimSpace(m.APIKey) != "" || !needsKey(m.BaseURL) {
+		return
+	}
+	fix := "set " + k + ".api_key"
+	if i == 0 && !v.c.written("models") {
+		fix = "export OPENAI_API_KEY"
+	}
+	v.fail(k+".api_key", "%s", v.missing(k+".api_key", "api.openai.com needs a key: "+fix))
 }
 
 func (v *validator) oneOf(key, value string, allowed ...string) {

@@ -37,18 +37,18 @@ tools: {web_search: {provider: brave, api_key: k}}
 			`config.yaml:5: models[0].timeout_seconds: must not be negative, got -1`,
 			`config.yaml:6: models[0].temperature: must be between 0 and 2`}},
 		{"telegram token", "channels:\n  telegram:\n    enabled: true\n", []string{
-			`config.yaml:2: channels.telegram.bot_token: required when channels.telegram.enabled is true`}},
+			`config.yaml:2: channels.telegram.bot_token: $TELEGRAM_BOT_TOKEN is not set (required when channels.telegram.enabled is true)`}},
 		{"telegram empty token from env", "channels:\n  telegram:\n    enabled: true\n    bot_token: $NOPE\n", []string{
-			`config.yaml:4: channels.telegram.bot_token: required when channels.telegram.enabled is true`}},
+			`config.yaml:4: channels.telegram.bot_token: $NOPE is not set (required when channels.telegram.enabled is true)`}},
 		{"disabled channels need nothing", "channels:\n  telegram: {enabled: false}\n  slack: {bot_token: wrong}", nil},
 		{"slack prefixes", "channels:\n  slack:\n    enabled: true\n    bot_token: xapp-secret-1\n    app_token: xoxb-secret-2\n", []string{
 			`config.yaml:4: channels.slack.bot_token: must start with "xoxb-"`,
 			`config.yaml:5: channels.slack.app_token: must start with "xapp-"`}},
 		{"slack missing", "channels:\n  slack:\n    enabled: true\n", []string{
-			`config.yaml:2: channels.slack.bot_token: required when channels.slack.enabled is true`,
-			`config.yaml:2: channels.slack.app_token: required when channels.slack.enabled is true`}},
+			`config.yaml:2: channels.slack.bot_token: $SLACK_BOT_TOKEN is not set (required when channels.slack.enabled is true)`,
+			`config.yaml:2: channels.slack.app_token: $SLACK_APP_TOKEN is not set (required when channels.slack.enabled is true)`}},
 		{"lark missing", "channels:\n  lark: {enabled: true, app_id: x}", []string{
-			`config.yaml:2: channels.lark.app_secret: required when channels.lark.enabled is true`}},
+			`config.yaml:2: channels.lark.app_secret: $LARK_APP_SECRET is not set (required when channels.lark.enabled is true)`}},
 		{"channel urls", "channels:\n  telegram: {api_url: nope}\n  lark: {domain: \"open.feishu.cn\"}", []string{
 			`config.yaml:2: channels.telegram.api_url: must be an http(s) URL`,
 			`config.yaml:3: channels.lark.domain: must be an http(s) URL`}},

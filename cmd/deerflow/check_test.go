@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ func TestCheckRedactsURLCredentials(t *testing.T) {
 	cfg.Skills.Path = t.TempDir()
 	cfg.Models = []config.Model{{Name: "main", Model: "m", BaseURL: "https://user:pass-SECRET@llm.example/v1?key=abc-SECRET&api-version=2"}}
 	var out strings.Builder
-	if code := check(cfg, "", &out); code != 0 {
+	if code := check(context.Background(), cfg, "", &out); code != 0 {
 		t.Fatalf("check: exit %d:\n%s", code, out.String())
 	}
 	if strings.Contains(out.String(), "SECRET") {
@@ -36,7 +37,7 @@ func TestCheckPrintsLimits(t *testing.T) {
 	cfg.Channels.Telegram.Limits.PerChatPerSecond = 0
 	cfg.Channels.Slack.Enabled = true
 	var out strings.Builder
-	if code := check(cfg, "", &out); code != 0 {
+	if code := check(context.Background(), cfg, "", &out); code != 0 {
 		t.Fatalf("check: exit %d:\n%s", code, out.String())
 	}
 	for _, want := range []string{
@@ -66,7 +67,7 @@ func TestCheckPrintsScheduler(t *testing.T) {
 		cfg.Skills.Path = t.TempDir()
 		cfg.Scheduler.Enabled = tt.enabled
 		var out strings.Builder
-		if code := check(cfg, "", &out); code != 0 {
+		if code := check(context.Background(), cfg, "", &out); code != 0 {
 			t.Fatalf("check: exit %d:\n%s", code, out.String())
 		}
 		if !strings.Contains(out.String(), tt.want) {
@@ -86,7 +87,7 @@ func TestCheckPrintsUploadsVoiceAndAgents(t *testing.T) {
 	cfg.Agents = []config.AgentDef{{Name: "coder", Description: "Writes code", Memory: "own"}}
 	cfg.Channels.Telegram.Enabled, cfg.Channels.Telegram.BotToken, cfg.Channels.Telegram.Agent = true, "1:x", "coder"
 	var out strings.Builder
-	if code := check(cfg, "", &out); code != 0 {
+	if code := check(context.Background(), cfg, "", &out); code != 0 {
 		t.Fatalf("check: exit %d:\n%s", code, out.String())
 	}
 	for _, want := range []string{
@@ -104,7 +105,7 @@ func TestCheckPrintsUploadsVoiceAndAgents(t *testing.T) {
 	}
 	cfg.Channels.Telegram.ChatAgents = map[string]string{"-5": "ghost"}
 	out.Reset()
-	if code := check(cfg, "", &out); code != 1 || !strings.Contains(out.String(), `channels.telegram.chat_agents.-5: no agent called "ghost" in agents`) {
+	if code := check(context.Background(), cfg, "", &out); code != 1 || !strings.Contains(out.String(), `channels.telegram.chat_agents.-5: no agent called "ghost" in agents`) {
 		t.Errorf("check with a binding to no agent: exit %d:\n%s", code, out.String())
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/documents"
@@ -69,15 +70,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if !ok {
 		return 2
 	}
-	cfg, used, err := config.Resolve(a.config)
-	if err == nil && cmd != "doctor" && cmd != "backup" {
-		err = cfg.Validate() // the store's tools need only the data dir
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "deerflow: invalid configuration:\n%v\n", err)
+	cfg, used, ok := loadConfig(cmd, a.config, stderr)
+	if !ok {
 		return 1
 	}
-
+	var err error
 	switch cmd {
 	case "doctor":
 		return doctor.Run(cfg.DBPath(), a.repair, stdout, stderr)
@@ -88,7 +85,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "mcp":
 		return oauth.CLI(ctx, cfg, a.rest, stdin, stdout, stderr)
 	case "check":
-		code := check(cfg, used, stdout)
+		code := check(ctx, cfg, used, stdout)
 		if a.probe {
 			fmt.Fprintln(stdout)
 			code = max(code, probeModels(ctx, cfg, stdout))
@@ -97,9 +94,34 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "chat":
 		err = chat(ctx, cfg, stdin, stdout, stderr)
 	case "serve":
-		err = serve(ctx, cfg, stderr)
+		if err = servable(cfg); err == nil && !a.noModelCheck {
+			err = checkModels(ctx, cfg, stderr)
+		}
+		if err == nil {
+			err = serve(ctx, cfg, stderr)
+		}
 	}
 	return exitCode(err, stderr)
+}
+
+// loadConfig reads and validates the configuration for cmd, reporting
+// every problem on stderr (and, for check, the warnings too).
+func loadConfig(cmd, flagPath string, stderr io.Writer) (*config.Config, string, bool) {
+	cfg, used, err := config.Resolve(flagPath)
+	if cfg != nil && cmd != "doctor" && cmd != "backup" { // the store's tools need only the data dir
+		err = cfg.Validate() // with the file's own errors: every problem in one pass
+		if cmd == "check" || cmd == "chat" || cmd == "serve" {
+			err = errors.Join(err, cfg.ModelKeys())
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "deerflow: invalid configuration:\n%v\n", err)
+		if cfg != nil && cmd == "check" {
+			printWarnings(stderr, cfg)
+		}
+		return nil, "", false
+	}
+	return cfg, used, true
 }
 
 // exitCode is the exit code of chat or serve ending with err, which it
@@ -122,6 +144,9 @@ type args struct {
 	repair bool     // doctor --repair
 	probe  bool     // check --probe-models
 	file   string   // backup FILE
+	// noModelCheck is serve --no-model-check: start without asking the
+	// models whether they answer.
+	noModelCheck bool
 }
 
 // parseArgs parses a command's flags; backup takes one argument, the
@@ -143,6 +168,10 @@ func parseArgs(cmd string, rest []string, stderr io.Writer) (args, bool) {
 	}
 	if cmd == "check" {
 		fs.BoolVar(&a.probe, "probe-models", false, "send each configured model a few tiny requests and show what works")
+	}
+	if cmd == "serve" { // DEERFLOW_NO_MODEL_CHECK=true is the same, for a container's fixed command line
+		skip, _ := strconv.ParseBool(os.Getenv("DEERFLOW_NO_MODEL_CHECK"))
+		fs.BoolVar(&a.noModelCheck, "no-model-check", skip, "start without first checking that each model answers")
 	}
 	if err := fs.Parse(rest); err != nil {
 		return a, false

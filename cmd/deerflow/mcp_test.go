@@ -108,7 +108,7 @@ mcp:
     - name: failing
       command: `+failingServer(t, filepath.Join(dir, "home"))+`
 `)
-	out, errOut, code := deerflow(t, dir, "", nil, "check", "--config", cfgPath)
+	out, errOut, code := deerflow(t, dir, "", []string{"OPENAI_API_KEY=sk-test"}, "check", "--config", cfgPath)
 	if code != 0 {
 		t.Fatalf("check exited %d: %s%s", code, out, errOut)
 	}

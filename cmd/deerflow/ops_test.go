@@ -217,7 +217,7 @@ channels:
 memory:
   enabled: false
 `, addr, freeAddr(t), opsKey, tg.Token, tg.URL))
-	startBinaryServe(t, dir, cfg)
+	startBinaryServe(t, dir, cfg, "DEERFLOW_NO_MODEL_CHECK=true") // serve would refuse the model
 	code, h, body := waitHealth(t, addr, "telegram connected", func(_ int, h health) bool { return h.Channels["telegram"].Connected })
 	m := h.Models["default"]
 	if code != http.StatusServiceUnavailable || h.Status != "degraded" || m.Reachable || !strings.Contains(m.Detail, "unreachable") {

@@ -22,9 +22,11 @@ import (
 // queue is flushed, the store is closed, and the exit status is 0.
 func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	log := newLogger(cfg, stderr)
-	apiOnly := cfg.HTTP.Listen != "" && cfg.HTTP.APIToken != ""
-	if !anyChannel(cfg) && !apiOnly {
-		return errors.New("no channel is enabled: set channels.telegram.enabled, channels.slack.enabled or channels.lark.enabled, or http.listen and http.api_token for the HTTP API, or use `deerflow chat`")
+	if err := servable(cfg); err != nil {
+		return err
+	}
+	for _, w := range cfg.Warnings() { // a channel open to everyone, above all
+		log.Warn("WARNING: " + w.Error())
 	}
 	a, err := newAppDeferred(cfg, log) // settle starts the background work
 	if err != nil {
@@ -124,41 +126,13 @@ func sendLimits(l config.SendLimits) channels.Limits {
 	return channels.Limits{PerChatPerSecond: l.PerChatPerSecond, PerChatBurst: l.PerChatBurst, GlobalPerSecond: l.GlobalPerSecond}
 }
 
-func anyChannel(cfg *config.Config) bool {
-	for _, c := range channelSwitches(cfg) {
-		if c.enabled {
-			return true
-		}
+// servable refuses a configuration that would serve nothing.
+func servable(cfg *config.Config) error {
+	apiOnly := cfg.HTTP.Listen != "" && cfg.HTTP.APIToken != ""
+	if len(cfg.ChannelInstances()) == 0 && !apiOnly {
+		return errors.New("no channel is enabled: set channels.telegram.enabled, channels.slack.enabled or channels.lark.enabled (or TELEGRAM_BOT_TOKEN, SLACK_BOT_TOKEN and SLACK_APP_TOKEN, LARK_APP_ID and LARK_APP_SECRET), or http.listen and http.api_token for the HTTP API, or use `deerflow chat`")
 	}
-	return false
-}
-
-// channelSwitch is one bot (a config.ChannelInstance), whether the
-// config enables it, and how `check` describes it.
-type channelSwitch struct {
-	name    string
-	enabled bool
-	detail  string
-	allowed int
-	limits  channels.Limits
-	groups  bool // the platform has a per-group limit (limits.PerGroupPerMinute)
-}
-
-func channelSwitches(cfg *config.Config) []channelSwitch {
-	var out []channelSwitch
-	for _, in := range cfg.AllChannelInstances() {
-		c := channelSwitch{name: in.Name, enabled: in.Enabled, allowed: len(in.AllowedUsers)}
-		switch {
-		case in.Telegram != nil:
-			c.detail, c.limits, c.groups = "at "+in.Telegram.APIURL, telegramLimits(in.Telegram.Limits), true
-		case in.Slack != nil:
-			c.detail, c.limits = "Socket Mode, Web API at "+in.Slack.APIURL, sendLimits(in.Slack.Limits)
-		default:
-			c.detail, c.limits = "long connection at "+in.Lark.Domain, sendLimits(in.Lark.Limits)
-		}
-		out = append(out, c)
-	}
-	return out
+	return nil
 }
 
 // startRuns lets runs start once the senders are registered: the runs the

@@ -19,6 +19,20 @@ type Lookup func(name string) (string, bool)
 // The result is never parsed again as YAML, so a variable's value cannot
 // add keys or change a value's type: it is always the text of one scalar.
 func Expand(s string, lookup Lookup) (string, error) {
+	v, _, err := ExpandNamed(s, lookup)
+	return v, err
+}
+
+// ExpandNamed is Expand that also returns the variables referenced
+// without a default that were unset or empty, in order, so a message can
+// say "$OPENAI_API_KEY is not set" instead of "required".
+func ExpandNamed(s string, lookup Lookup) (string, []string, error) {
+	var missing []string
+	v, err := expand(s, lookup, &missing)
+	return v, missing, err
+}
+
+func expand(s string, lookup Lookup, missing *[]string) (string, error) {
 	if !strings.Contains(s, "$") {
 		return s, nil
 	}
@@ -39,7 +53,7 @@ func Expand(s string, lookup Lookup) (string, error) {
 			if end < 0 {
 				return "", errors.New("unterminated ${ in value")
 			}
-			v, err := expandBraced(s[i+2:end], lookup)
+			v, err := expandBraced(s[i+2:end], lookup, missing)
 			if err != nil {
 				return "", err
 			}
@@ -50,8 +64,7 @@ func Expand(s string, lookup Lookup) (string, error) {
 			for j < len(s) && isNameChar(s[j]) {
 				j++
 			}
-			v, _ := lookup(s[i+1 : j])
-			b.WriteString(v)
+			b.WriteString(get(s[i+1:j], lookup, missing))
 			i = j
 		default:
 			b.WriteByte('$')
@@ -62,16 +75,27 @@ func Expand(s string, lookup Lookup) (string, error) {
 }
 
 // expandBraced expands the inside of ${...}: NAME or NAME:-default.
-func expandBraced(inner string, lookup Lookup) (string, error) {
+func expandBraced(inner string, lookup Lookup, missing *[]string) (string, error) {
 	name, def, hasDef := strings.Cut(inner, ":-")
 	if !validName(name) {
 		return "", errors.New("bad variable reference in value (want ${NAME} or ${NAME:-default})")
 	}
-	v, _ := lookup(name)
-	if v != "" || !hasDef {
+	if !hasDef {
+		return get(name, lookup, missing), nil
+	}
+	if v, _ := lookup(name); v != "" {
 		return v, nil
 	}
-	return Expand(def, lookup)
+	return expand(def, lookup, missing)
+}
+
+// get looks name up, noting it in missing when it is unset or empty.
+func get(name string, lookup Lookup, missing *[]string) string {
+	v, _ := lookup(name)
+	if v == "" {
+		*missing = append(*missing, name)
+	}
+	return v
 }
 
 // closingBrace returns the index of the } matching an opening ${ whose body

@@ -74,3 +74,27 @@ func mapLookup(env map[string]string) Lookup {
 		return v, ok
 	}
 }
+
+// ExpandNamed names the variables that were referenced without a default
+// and gave nothing, so a message can say which one to set.
+func TestExpandNamed(t *testing.T) {
+	env := mapLookup(map[string]string{"A": "alpha", "EMPTY": ""})
+	tests := []struct {
+		in      string
+		missing []string
+	}{
+		{"$A", nil},
+		{"$OPENAI_API_KEY", []string{"OPENAI_API_KEY"}},
+		{"${EMPTY}", []string{"EMPTY"}},
+		{"${UNSET:-fallback}", nil},
+		{"${UNSET:-$ALSO}", []string{"ALSO"}},
+		{"$X-$A-${Y}", []string{"X", "Y"}},
+		{"$$B", nil},
+	}
+	for _, tt := range tests {
+		_, missing, err := ExpandNamed(tt.in, env)
+		if err != nil || strings.Join(missing, ",") != strings.Join(tt.missing, ",") {
+			t.Errorf("ExpandNamed(%q) missing %q, %v; want %q", tt.in, missing, err, tt.missing)
+		}
+	}
+}

@@ -1,7 +1,8 @@
 // Package probe sends each configured chat model a few tiny requests
 // (`deerflow check --probe-models`) and reports what works, with a fix for
 // each common configuration mistake: a base_url without its /v1, a model
-// id the provider does not know, a refused key.
+// id the provider does not know, a refused key. Usable is the lighter
+// check `deerflow serve` makes before it starts.
 //
 // It imports config, llm and internal/redact of ours.
 package probe

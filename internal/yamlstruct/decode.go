@@ -49,11 +49,27 @@ type Source struct {
 	File  string
 	Lines map[string]int  // key path → line of the key (or list item)
 	Given map[string]bool // key path → a non-empty value was written
+	// Unset: key path → the variables its value named (without a
+	// default) that were unset or empty, so "required" can say which.
+	Unset map[string][]string
+	// Errs are the problems found while decoding (types, unknown keys),
+	// kept so validation can report them with its own in one pass.
+	Errs []error
 }
 
 // NewSource returns an empty Source for the file called file.
 func NewSource(file string) *Source {
-	return &Source{File: file, Lines: map[string]int{}, Given: map[string]bool{}}
+	return &Source{File: file, Lines: map[string]int{}, Given: map[string]bool{}, Unset: map[string][]string{}}
+}
+
+// expand expands the environment references of a scalar at path,
+// remembering the variables that gave nothing.
+func (d *decoder) expand(s, path string) (string, error) {
+	v, missing, err := envvar.ExpandNamed(s, d.lookup)
+	if len(missing) > 0 {
+		d.src.Unset[path] = missing
+	}
+	return v, err
 }
 
 // Decode fills v (a struct, addressable) from node, recording keys and
@@ -161,7 +177,7 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
 // comma-separated list, so `allowed_users: $TELEGRAM_ALLOWED_USERS` works.
 func (d *decoder) list(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind == yaml.ScalarNode && v.Type().Elem().Kind() == reflect.String {
-		s, err := envvar.Expand(n.Value, d.lookup)
+		s, err := d.expand(n.Value, path)
 		if err != nil {
 			d.fail(n.Line, path, "%v", err)
 			return
@@ -219,7 +235,7 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string) bool {
 		d.fail(n.Line, path, "expected %s, got %s", want(v.Kind()), describe(n))
 		return false
 	}
-	s, err := envvar.Expand(n.Value, d.lookup)
+	s, err := d.expand(n.Value, path)
 	if err != nil {
 		d.fail(n.Line, path, "%v", err)
 		return false
@@ -281,7 +297,7 @@ func ScalarFormOf(v reflect.Value) (ScalarForm, bool) {
 // switchScalar decodes the one-scalar form of a struct, which is a switch:
 // on, off, true or false. An empty result (an unset variable) is absent.
 func (d *decoder) switchScalar(n *yaml.Node, sv ScalarForm, path string) {
-	s, err := envvar.Expand(n.Value, d.lookup)
+	s, err := d.expand(n.Value, path)
 	if err != nil {
 		d.fail(n.Line, path, "%v", err)
 		return
