@@ -11,6 +11,7 @@ import (
 	"github.com/deerflow/deerflow/skills"
 	"github.com/deerflow/deerflow/subagents"
 	"github.com/deerflow/deerflow/tools"
+	"github.com/deerflow/deerflow/tools/imagegen"
 )
 
 // printTools lists the lead's tools and what the web tools, skills,
@@ -41,8 +42,12 @@ func printTools(w io.Writer, cfg *config.Config, sb *sandbox.Manager, o Options)
 	if cfg.Scheduler.Enabled {
 		names = append(names, scheduler.ToolSchedule, scheduler.ToolList, scheduler.ToolCancel)
 	}
+	if cfg.ImageGeneration.Model != "" {
+		names = append(names, imagegen.Name)
+	}
 	fmt.Fprintf(w, "tools\t%s\n", strings.Join(shown(cfg, reg, names), ", "))
 	printWeb(w, cfg)
+	fmt.Fprintln(w, imagegen.Describe(cfg))
 	skillNames = printSkills(w, cfg)
 	sc := cfg.Subagents
 	fmt.Fprintf(w, "subagents\t%s; %d per response, %d per message, %d running at once, %d s timeout\n",

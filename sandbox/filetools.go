@@ -13,7 +13,7 @@ import (
 
 func (m *Manager) readFileTool() tools.Tool {
 	return tool(m, "read_file",
-		"Read a text file. Returns its content, or the lines from start_line to end_line (1-based, inclusive). Output stops at 50,000 characters with a note saying where to continue.",
+		"Read a text file. Returns its content, or the lines from start_line to end_line (1-based, inclusive). Long output is cut to fit the context window (at most 50,000 characters), with a note giving the lines to read next.",
 		func(ctx context.Context, t *thread, in files.ReadArgs) (string, error) {
 			l, err := t.at(in.Path)
 			if err != nil {

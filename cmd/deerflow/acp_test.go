@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,17 +32,7 @@ func withFakeACP(t *testing.T, marker string) func(*config.Config) {
 func TestTelegramACPAgentEditsWorkspace(t *testing.T) {
 	needBwrap(t)
 	tg, model := newTelegram(t), fakeopenai.New(t)
-	model.Handle(func(r fakeopenai.Request) fakeopenai.Turn {
-		last := r.Last()
-		switch {
-		case last.Role == "user":
-			return fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "write_file", Arguments: `{"description":"notes","path":"` + acpNotes + `","content":"one\ntwo\n"}`}}}
-		case strings.HasPrefix(last.Content, "Wrote"):
-			args, _ := json.Marshal(map[string]string{"agent": "coder", "prompt": "edit " + acpNotes})
-			return fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "invoke_acp_agent", Arguments: string(args)}}}
-		}
-		return fakeopenai.Turn{Text: "The coder says: " + last.Content}
-	})
+	coderEdits(model)
 	dir := t.TempDir()
 	run := startTelegram(t, tg, model, dir, withFakeACP(t, "acp-e2e-edit"))
 	q := tg.PushMessage(faketelegram.Private(ann, "please have the coder edit my notes"))

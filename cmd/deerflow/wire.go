@@ -20,6 +20,7 @@ import (
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/subagents/acp"
 	"github.com/deerflow/deerflow/tools"
+	"github.com/deerflow/deerflow/tools/imagegen"
 	"github.com/deerflow/deerflow/tools/toolsearch"
 )
 
@@ -114,6 +115,9 @@ func (a *app) wireTools(models []agent.ModelRef) error {
 		return err
 	}
 	a.tools.Add(a.subagents.Tool())
+	if t := imagegen.FromConfig(cfg, a.sandbox); t != nil {
+		a.tools.Add(t)
+	}
 	if t := acp.FromConfig(cfg, a.sandbox, a.asks.Ask, a.log); t != nil {
 		a.tools.Add(t)
 	}

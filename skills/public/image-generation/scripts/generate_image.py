@@ -2,16 +2,21 @@
 """Compose an image prompt from a structured brief and, when an image
 service is configured, generate the image.
 
-  generate_image.py --brief cat.json --output /mnt/user-data/outputs/cat.png
+  generate_image.py --brief cat.json --output /mnt/user-data/outputs/cat.png --prompt-only
 
 The composed prompt is always written beside the output (<output>.prompt.md).
-The service is any OpenAI-compatible images endpoint, configured by
-environment: IMAGE_API_BASE_URL (e.g. https://api.openai.com/v1),
-IMAGE_API_KEY (sent as a bearer token when set), IMAGE_MODEL (default
-gpt-image-1), IMAGE_SIZE (optional).
+With --prompt-only that is all: the prompt and size are printed for the
+generate_image tool, which deerflow runs outside the sandbox with the
+image service's key (sandboxed commands see no secrets).
 
-Exit status: 0 image written; 1 error; 2 no image service configured (the
-prompt file is written, no image). Standard library only.
+Without --prompt-only the script calls the service itself, which only works
+where its environment is set (a host-run script, not deerflow's sandbox):
+IMAGE_API_BASE_URL (e.g. https://api.openai.com/v1), IMAGE_API_KEY (sent as a
+bearer token when set), IMAGE_MODEL (default gpt-image-1), IMAGE_SIZE.
+
+Exit status: 0 image (or, with --prompt-only, prompt) written; 1 error; 2 no
+image service configured (the prompt file is written, no image). Standard
+library only.
 """
 import argparse
 import base64
@@ -123,6 +128,8 @@ def main(argv=None):
     src.add_argument("--prompt", help="a plain prompt instead of a brief")
     p.add_argument("--output", required=True, help="PNG path, e.g. /mnt/user-data/outputs/poster.png")
     p.add_argument("--size", help="e.g. 1024x1024; default from the brief's aspect")
+    p.add_argument("--prompt-only", action="store_true",
+                   help="only write the prompt file and print the prompt for the generate_image tool")
     args = p.parse_args(argv)
     if not args.output.lower().endswith(".png"):
         fail("--output must end in .png")
@@ -134,6 +141,13 @@ def main(argv=None):
     prompt = compose(b)
     prompt_file = os.path.splitext(args.output)[0] + ".prompt.md"
     write_prompt(prompt_file, prompt, b, size)
+    if args.prompt_only:
+        name = os.path.splitext(os.path.basename(args.output))[0]
+        print("wrote the prompt to %s" % prompt_file)
+        print("size: %s" % size)
+        print("prompt: %s" % prompt)
+        print('next: call generate_image with this prompt, size "%s" and filename "%s"' % (size, name))
+        return 0
     base, key = os.environ.get("IMAGE_API_BASE_URL", "").strip(), os.environ.get("IMAGE_API_KEY", "").strip()
     if not base:
         print("NO IMAGE: no image service is configured (IMAGE_API_BASE_URL is not set), so no picture was generated.")
