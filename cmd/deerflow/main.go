@@ -19,6 +19,7 @@ import (
 	"github.com/deerflow/deerflow/config"
 	"github.com/deerflow/deerflow/documents"
 	"github.com/deerflow/deerflow/mcp/oauth"
+	"github.com/deerflow/deerflow/setup"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/store/doctor"
 )
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
 		return 0
+	case "init":
+		return setup.Run(ctx, rest, stdin, stdout, stderr)
 	case "serve", "chat", "check", "doctor", "backup", "agents", "mcp":
 	default:
 		fmt.Fprintf(stderr, "deerflow: unknown command %q\n\n%s", cmd, usage)
