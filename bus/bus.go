@@ -151,7 +151,11 @@ type Outbound struct {
 	// Failed marks text that reports a failure (an error sentence, a
 	// stopped run), for channels that style it.
 	Failed bool
-	File   *event.File // OutFile
+	// Retry marks the OutActivity saying that the text streamed since the
+	// last activity is being written again (the model call was retried):
+	// channels that can erase it do.
+	Retry bool
+	File  *event.File // OutFile
 	// Task is set on a subagent's progress reply: the task's id. Such a
 	// reply always answers ReplyTo, in private chats too.
 	Task string

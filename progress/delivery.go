@@ -195,7 +195,9 @@ func (d *Delivery) Handle(ctx context.Context, ev event.Event) {
 		d.update(func() { d.text.WriteString(ev.Text) })
 	case event.TextReset:
 		if d.stream {
-			d.ob.Send(ctx, d.key, d.out(bus.OutActivity, "(the answer was cut off; retrying)"))
+			o := d.out(bus.OutActivity, "(the answer was cut off; retrying)")
+			o.Retry = true
+			d.ob.Send(ctx, d.key, o)
 			return
 		}
 		d.update(func() { d.text.Reset() })

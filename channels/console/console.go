@@ -1,16 +1,29 @@
 // Package console is the terminal channel behind `deerflow chat`: it reads
-// lines from a reader, publishes them to the bus like any platform would,
-// and prints answers as they stream in, with one dim line per tool call.
+// a person's messages, publishes them to the bus like any platform would,
+// and prints what comes back. It imports bus and nothing else of ours.
+//
+// On a terminal (Options.Terminal) the line is edited with
+// golang.org/x/term in raw mode: arrows, history kept in a file, a
+// bracketed multi-line paste sent as one message. Answers stream in above
+// the prompt without disturbing what is being typed, with one dim line per
+// tool call. Ctrl-C stops the running reply, or leaves when none runs;
+// Ctrl-D on an empty line, /exit and /quit leave.
+//
+// Anywhere else (a script: `echo question | deerflow chat`) every line is
+// a question answered before the next one is read. Out gets only the
+// answers, each once, as it ended; tool lines, files and failure sentences
+// go to Err, and Start returns ErrFailed at the end when a reply failed.
 package console
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
+
+	"golang.org/x/term"
 
 	"github.com/deerflow/deerflow/bus"
 )
@@ -23,19 +36,42 @@ const ChatID = "local"
 
 // Options configures a Console.
 type Options struct {
-	In     io.Reader
-	Out    io.Writer
-	User   string // the user id recorded for typed messages
-	Color  bool   // ANSI styling (dim tool lines); set when Out is a terminal
-	Prompt string // printed when ready for input; "" prints none
+	In  io.Reader
+	Out io.Writer
+	// Err gets, in script mode, tool lines, files and failure sentences,
+	// so Out holds only answers; nil drops them.
+	Err  io.Writer
+	User string // the user id recorded for typed messages; "" is "local"
+	// Terminal says In (an *os.File) and Out are one terminal: line
+	// editing, history, ANSI styling. False is script mode.
+	Terminal bool
+	// History is the file typed lines are kept in on a terminal (0600, the
+	// last historyMax lines); "" keeps them for this session only.
+	History string
+	// Busy reports whether a reply is running: Ctrl-C then sends /stop.
+	// nil: Ctrl-C always leaves.
+	Busy func() bool
 }
+
+// ErrQuit is returned by Start when the person left: /exit, /quit, or
+// Ctrl-C with nothing running.
+var ErrQuit = errors.New("console: quit")
+
+// ErrFailed is returned by Start in script mode when a reply failed (the
+// model could not be reached, the run was stopped…); its sentence went to
+// Options.Err.
+var ErrFailed = errors.New("console: a reply failed")
 
 // Console is a terminal channel.
 type Console struct {
 	o Options
 
-	mu      sync.Mutex
-	midLine bool // the cursor is not at the start of a line
+	mu     sync.Mutex
+	t      *term.Terminal // set by Start on a terminal
+	fd     int            // the terminal's file descriptor, with t
+	live   live           // terminal: the streamed text a retry erases
+	answer strings.Builder
+	failed bool // script mode: a reply failed
 }
 
 // New returns a Console.
@@ -43,7 +79,10 @@ func New(o Options) *Console {
 	if o.User == "" {
 		o.User = "local"
 	}
-	return &Console{o: o}
+	if o.Err == nil {
+		o.Err = io.Discard
+	}
+	return &Console{o: o, fd: -1}
 }
 
 // Name implements bus.Sender.
@@ -57,54 +96,70 @@ func (c *Console) StreamsDeltas() bool { return true }
 func (c *Console) Send(_ context.Context, out *bus.Outbound) ([]string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var b strings.Builder
-	switch out.Kind {
-	case bus.OutDelta:
-		b.WriteString(out.Text)
-		if out.Text != "" {
-			c.midLine = !strings.HasSuffix(out.Text, "\n")
-		}
-	case bus.OutActivity:
-		c.newline(&b)
-		b.WriteString(c.dim("  › " + oneLine(out.Text)))
-		b.WriteString("\n")
-	case bus.OutFile:
-		c.newline(&b)
-		if out.File != nil {
-			fmt.Fprintf(&b, "file: %s (%s)\n", out.File.Path, size(out.File.Size))
-		}
-	case bus.OutMessage, bus.OutEdit:
-		c.newline(&b)
-		text := strings.TrimRight(out.Text, "\n")
-		if out.Failed && c.o.Color {
-			text = "\x1b[33m" + text + "\x1b[0m"
-		}
-		b.WriteString(text)
-		b.WriteString("\n")
+	var err error
+	if c.o.Terminal {
+		err = c.show(out)
+	} else {
+		err = c.script(out)
 	}
-	if out.Final {
-		c.newline(&b)
-		b.WriteString(c.o.Prompt)
-	}
-	if _, err := io.WriteString(c.o.Out, b.String()); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("console: write: %w", err)
 	}
 	return nil, nil
 }
 
-func (c *Console) newline(b *strings.Builder) {
-	if c.midLine {
-		b.WriteString("\n")
-		c.midLine = false
+// exitHelp is the console's own command, added under the command list.
+const exitHelp = "/exit — leave the chat (or Ctrl-D)"
+
+// withExit adds /exit to a reply listing the commands (/help's).
+func withExit(text string) string {
+	if strings.Contains(text, "\n/help — ") {
+		return text + "\n" + exitHelp
 	}
+	return text
 }
 
-func (c *Console) dim(s string) string {
-	if c.o.Color {
-		return "\x1b[2m" + s + "\x1b[0m"
+// script shows out in script mode: answers to Out once they end, the rest
+// to Err.
+func (c *Console) script(out *bus.Outbound) error {
+	switch out.Kind {
+	case bus.OutDelta:
+		c.answer.WriteString(out.Text)
+		if out.Final {
+			text := strings.TrimSpace(c.answer.String())
+			c.answer.Reset()
+			if text != "" {
+				return writeLine(c.o.Out, text)
+			}
+		}
+	case bus.OutActivity:
+		if out.Retry {
+			c.answer.Reset()
+			return nil
+		}
+		return writeLine(c.o.Err, "  › "+oneLine(out.Text))
+	case bus.OutFile:
+		if out.File != nil {
+			return writeLine(c.o.Err, fmt.Sprintf("file: %s (%s)", out.File.Path, size(out.File.Size)))
+		}
+	case bus.OutMessage, bus.OutEdit:
+		c.answer.Reset()
+		text := withExit(strings.TrimSpace(out.Text))
+		if out.Failed {
+			c.failed = c.failed || out.Final
+			return writeLine(c.o.Err, text)
+		}
+		return writeLine(c.o.Out, text)
 	}
-	return s
+	return nil
 }
+
+func writeLine(w io.Writer, s string) error {
+	_, err := io.WriteString(w, s+"\n")
+	return err
+}
+
+func dim(s string) string { return "\x1b[2m" + s + "\x1b[0m" }
 
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
@@ -112,67 +167,6 @@ func oneLine(s string) string {
 		s = string(r[:159]) + "…"
 	}
 	return s
-}
-
-// ErrQuit is returned by Start when the user typed /exit or /quit.
-var ErrQuit = errors.New("console: quit")
-
-// Idler is a Publisher that can wait until the work it was given is done
-// (the router does).
-type Idler interface {
-	// WaitIdle blocks until no queued or running work is left, or ctx
-	// is done.
-	WaitIdle(ctx context.Context) error
-}
-
-// Start reads lines until EOF, /exit or ctx is done, publishing each to b.
-// At EOF it waits for queued work to finish when b is an Idler, so piped
-// input gets its answers before Start returns.
-func (c *Console) Start(ctx context.Context, b bus.Publisher) error {
-	c.mu.Lock()
-	io.WriteString(c.o.Out, c.o.Prompt)
-	c.mu.Unlock()
-	lines := make(chan string)
-	errc := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(c.o.In)
-		sc.Buffer(make([]byte, 64*1024), 4<<20)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-ctx.Done():
-				return
-			}
-		}
-		errc <- sc.Err()
-	}()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case err := <-errc:
-			if i, ok := b.(Idler); ok {
-				if werr := i.WaitIdle(ctx); werr != nil {
-					return werr
-				}
-			}
-			return err
-		case line := <-lines:
-			text := strings.TrimSpace(line)
-			switch text {
-			case "":
-				c.mu.Lock()
-				io.WriteString(c.o.Out, c.o.Prompt)
-				c.mu.Unlock()
-				continue
-			case "/exit", "/quit":
-				return ErrQuit
-			}
-			if err := b.Publish(ctx, &bus.Inbound{Channel: Name, ChatID: ChatID, UserID: c.o.User, UserName: c.o.User, Text: text}); err != nil {
-				return err
-			}
-		}
-	}
 }
 
 func size(n int64) string {

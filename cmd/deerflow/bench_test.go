@@ -238,7 +238,7 @@ func BenchmarkChatStartup(b *testing.B) {
 		scr := newScreen()
 		r, w := io.Pipe()
 		done := make(chan error, 1)
-		go func() { done <- runConsole(context.Background(), a, r, scr, true) }()
+		go func() { done <- converse(context.Background(), a, r, scr, io.Discard, true) }()
 		for !strings.Contains(scr.String(), "›") {
 			scr.mu.Lock()
 			ch := scr.changed

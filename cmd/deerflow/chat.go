@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 
-	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/channels/console"
 	"github.com/deerflow/deerflow/config"
 )
@@ -36,59 +34,32 @@ func chat(ctx context.Context, cfg *config.Config, stdin io.Reader, stdout, stde
 	if tty {
 		fmt.Fprintf(stdout, "deerflow %s · model %s · /help for commands, /exit to leave\n", versionString(), cfg.DefaultModel().Name)
 	}
-	err = runConsole(ctx, a, stdin, stdout, tty)
+	err = converse(ctx, a, stdin, stdout, stderr, tty)
 	if tty {
 		fmt.Fprintln(stdout)
 	}
 	return err
 }
 
-// runConsole connects a console channel on stdin/stdout to a's bus and runs
-// it until EOF (after the last answer), /exit, or ctx ends.
-func runConsole(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, tty bool) error {
+// converse connects a console channel on stdin/stdout to a's bus and runs
+// it until the input ends (after the last answer, for a script), /exit,
+// Ctrl-C with nothing running, or ctx ends.
+func converse(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.Writer, tty bool) error {
 	c := console.New(console.Options{
-		In: stdin, Out: stdout, User: a.cfg.Console.User, Color: tty,
-		Prompt: promptFor(tty),
+		In: stdin, Out: stdout, Err: stderr, User: a.cfg.Console.User, Terminal: tty,
+		History: filepath.Join(a.cfg.DataDir, "chat_history"),
+		Busy:    func() bool { return a.agent.Running() > 0 },
 	})
 	a.router.Register(c)
 	if err := startRuns(ctx, a); err != nil {
 		return err
 	}
 	a.router.Start(ctx)
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// Ctrl-C stops the running reply; one with nothing running leaves.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt)
-	defer signal.Stop(sigs)
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-sigs:
-				if a.agent.Running() == 0 {
-					cancel()
-					return
-				}
-				a.router.Publish(ctx, &bus.Inbound{Channel: console.Name, ChatID: console.ChatID, UserID: a.cfg.Console.User, Text: "/stop"})
-			}
-		}
-	}()
-
 	err := c.Start(ctx, a.router)
 	if errors.Is(err, console.ErrQuit) || errors.Is(err, context.Canceled) {
 		err = nil
 	}
 	return err
-}
-
-func promptFor(tty bool) string {
-	if tty {
-		return "\x1b[1m›\x1b[0m "
-	}
-	return ""
 }
 
 // isTerminal reports whether f is a character device (a terminal).

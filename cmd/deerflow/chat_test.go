@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -59,8 +60,10 @@ func (s *screen) waitFor(t *testing.T, want string, n int) {
 	}
 }
 
-// session is one `deerflow chat` wired exactly as the command wires it,
-// with its terminal replaced by a pipe and a screen.
+// session is one `deerflow chat` wired exactly as the command wires it on
+// a terminal, with the terminal replaced by a pipe of key presses (the
+// line editor without raw mode) and a screen. chat_tty_test.go drives a
+// real pseudo-terminal; chat_pipe_test.go the script mode.
 type session struct {
 	t      *testing.T
 	app    *app
@@ -96,9 +99,19 @@ func startChat(t *testing.T, cfg *config.Config, extra ...tools.Tool) *session {
 	}
 	r, w := io.Pipe()
 	s := &session{t: t, app: a, in: w, screen: newScreen(), done: make(chan error, 1)}
-	go func() { s.done <- runConsole(context.Background(), a, r, s.screen, false) }()
+	go func() { s.done <- converse(context.Background(), a, r, lf{s.screen}, io.Discard, true) }()
 	t.Cleanup(func() { s.close() })
 	return s
+}
+
+// lf passes what the line editor writes on with its line ends as "\n".
+type lf struct{ w io.Writer }
+
+func (l lf) Write(p []byte) (int, error) {
+	if _, err := l.w.Write(bytes.ReplaceAll(p, []byte("\r\n"), []byte("\n"))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func (s *session) say(text string) {
