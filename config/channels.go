@@ -2,7 +2,6 @@ package config
 
 import (
 	"math"
-	"slices"
 	"strings"
 )
 
@@ -243,28 +242,4 @@ func (v *validator) requiredWhen(channel, field, value string) bool {
 		return false
 	}
 	return true
-}
-
-// redacted masks every block's and entry's secrets (see Config.Redacted).
-func (ch Channels) redacted() Channels {
-	tg := func(t Telegram) Telegram { t.BotToken, t.APIURL = mask(t.BotToken), maskURL(t.APIURL); return t }
-	sl := func(s Slack) Slack {
-		s.BotToken, s.AppToken, s.APIURL = mask(s.BotToken), mask(s.AppToken), maskURL(s.APIURL)
-		return s
-	}
-	lk := func(l Lark) Lark { l.AppSecret, l.Domain = mask(l.AppSecret), maskURL(l.Domain); return l }
-	ch.Telegram, ch.Slack, ch.Lark = tg(ch.Telegram), sl(ch.Slack), lk(ch.Lark)
-	ch.Telegram.Bots = mapped(ch.Telegram.Bots, tg)
-	ch.Slack.Apps = mapped(ch.Slack.Apps, sl)
-	ch.Lark.Apps = mapped(ch.Lark.Apps, lk)
-	return ch
-}
-
-// mapped returns a copy of s with f applied to each element.
-func mapped[T any](s []T, f func(T) T) []T {
-	s = slices.Clone(s)
-	for i := range s {
-		s[i] = f(s[i])
-	}
-	return s
 }

@@ -45,12 +45,3 @@ func TestMCPTransportInferred(t *testing.T) {
 		t.Error("UsesOAuth")
 	}
 }
-
-func TestRedactedMCPOAuth(t *testing.T) {
-	c := Default()
-	c.MCP.Servers = []MCPServer{{Name: "x", URL: "http://h", OAuth: MCPOAuth{ClientID: "id", ClientSecret: "SECRET"}}}
-	r := c.Redacted()
-	if r.MCP.Servers[0].OAuth.ClientSecret != "***" || c.MCP.Servers[0].OAuth.ClientSecret != "SECRET" {
-		t.Errorf("redacted %+v, original %+v", r.MCP.Servers[0].OAuth, c.MCP.Servers[0].OAuth)
-	}
-}

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/deerflow/deerflow/internal/probe"
 	"github.com/deerflow/deerflow/internal/redact"
 )
 
@@ -62,10 +61,10 @@ func (a *answers) modelVerdict(err error, listed404 bool, ids []string, base str
 		return fmt.Sprintf("Model: %s answers at %s", a.Model, base), nil
 	case st == http.StatusUnauthorized || st == http.StatusForbidden:
 		return "", a.keyFault(st)
-	case st == http.StatusNotFound && listed404 && !hasVersion(a.BaseURL):
+	case st == http.StatusNotFound && listed404 && !probe.HasVersion(a.BaseURL):
 		return "", fault("Nothing answers at %s/chat/completions (404): the base URL probably needs /v1 at the end (%s/v1).", base, base)
 	case unknown && len(ids) > 0:
-		return "", fault("%s does not know the model %q: of the %d it lists, the closest are %s.", base, a.Model, len(ids), strings.Join(closest(ids, a.Model, 3), ", "))
+		return "", fault("%s does not know the model %q: of the %d it lists, the closest are %s.", base, a.Model, len(ids), strings.Join(probe.Closest(ids, a.Model, 3), ", "))
 	case unknown:
 		return "", fault("%s does not know the model %q: check the model id in the provider's documentation.", base, a.Model)
 	case st == 0:
@@ -94,49 +93,4 @@ func status(err error) int {
 		return re.HTTPStatusCode
 	}
 	return 0
-}
-
-// versionSegment is a path segment naming an API version: v1, v1beta, v4.
-var versionSegment = regexp.MustCompile(`^v[0-9]+[a-z0-9]*$`)
-
-// hasVersion reports whether base's path has a version segment, as every
-// OpenAI-compatible base URL does (/v1, /api/v1, /v1beta/openai, /api/paas/v4).
-func hasVersion(base string) bool {
-	u, err := url.Parse(base)
-	if err != nil {
-		return true // nothing to suggest
-	}
-	return slices.ContainsFunc(strings.Split(u.Path, "/"), versionSegment.MatchString)
-}
-
-// closest returns up to n of ids nearest to want (edit distance, ignoring
-// case), nearest first.
-func closest(ids []string, want string, n int) []string {
-	ids = slices.Clone(ids)
-	want = strings.ToLower(want)
-	slices.SortStableFunc(ids, func(a, b string) int {
-		return distance(strings.ToLower(a), want) - distance(strings.ToLower(b), want)
-	})
-	return ids[:min(n, len(ids))]
-}
-
-// distance is the Levenshtein distance between a and b, in runes.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev, cur := make([]int, len(rb)+1), make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -31,7 +31,7 @@ func diagnose(ctx context.Context, i int, m config.Model, err error) string {
 		return fmt.Sprintf("no api key: set OPENAI_API_KEY or %s.api_key", at)
 	case le.Kind == llm.KindAuth:
 		return fmt.Sprintf("the api_key is refused (HTTP %d): check %s.api_key, and that it belongs to %s", le.Status, at, base)
-	case le.Status == http.StatusNotFound && !hasVersion(m.BaseURL):
+	case le.Status == http.StatusNotFound && !HasVersion(m.BaseURL):
 		return fmt.Sprintf("HTTP 404 from %s/chat/completions: base_url probably needs /v1 at the end (%s/v1)", base, base)
 	case (le.Status == http.StatusNotFound || le.Status == http.StatusBadRequest) && le.Err != nil && strings.Contains(strings.ToLower(le.Err.Error()), "model"):
 		return unknownModel(ctx, at, m)
@@ -54,7 +54,7 @@ func unknownModel(ctx context.Context, at string, m config.Model) string {
 	if len(ids) == 0 {
 		return msg + " (GET /models lists none)"
 	}
-	return fmt.Sprintf("%s; of the %d it lists, the closest: %s", msg, len(ids), strings.Join(closest(ids, m.Model, 5), ", "))
+	return fmt.Sprintf("%s; of the %d it lists, the closest: %s", msg, len(ids), strings.Join(Closest(ids, m.Model, 5), ", "))
 }
 
 // failure describes an error in one line for an operator: its kind and
@@ -86,10 +86,10 @@ func oneLine(s string, n int) string {
 // versionSegment is a path segment naming an API version: v1, v1beta, v4.
 var versionSegment = regexp.MustCompile(`^v[0-9]+[a-z0-9]*$`)
 
-// hasVersion reports whether base has a version segment in its path, as
+// HasVersion reports whether base has a version segment in its path, as
 // every OpenAI-compatible base URL does (/v1, /api/v1, /v1beta/openai,
 // /api/paas/v4, /compatible-mode/v1).
-func hasVersion(base string) bool {
+func HasVersion(base string) bool {
 	u, err := url.Parse(base)
 	if err != nil {
 		return true // nothing to suggest
@@ -108,9 +108,9 @@ func listModels(ctx context.Context, m config.Model) ([]string, error) {
 	return llm.ListModels(ctx, llm.Options{BaseURL: m.BaseURL, APIKey: m.APIKey, Timeout: Timeout})
 }
 
-// closest returns up to n of ids nearest to want by edit distance
+// Closest returns up to n of ids nearest to want by edit distance
 // (ignoring case), nearest first.
-func closest(ids []string, want string, n int) []string {
+func Closest(ids []string, want string, n int) []string {
 	type scored struct {
 		id   string
 		dist int

@@ -16,21 +16,21 @@ func TestHasVersion(t *testing.T) {
 		"http://localhost:8000/":                                   false,
 		"https://api.example.com/openai":                           false,
 	} {
-		if got := hasVersion(base); got != want {
-			t.Errorf("hasVersion(%q) = %v, want %v", base, got, want)
+		if got := HasVersion(base); got != want {
+			t.Errorf("HasVersion(%q) = %v, want %v", base, got, want)
 		}
 	}
 }
 
 func TestClosest(t *testing.T) {
 	ids := []string{"gpt-4o", "o3-mini", "gpt-4o-mini", "Qwen/Qwen3-32B"}
-	if got, want := closest(ids, "gpt-4o-mni", 2), []string{"gpt-4o-mini", "gpt-4o"}; !slices.Equal(got, want) {
+	if got, want := Closest(ids, "gpt-4o-mni", 2), []string{"gpt-4o-mini", "gpt-4o"}; !slices.Equal(got, want) {
 		t.Errorf("closest = %q, want %q", got, want)
 	}
-	if got := closest(ids, "qwen/qwen3-32b", 1); !slices.Equal(got, []string{"Qwen/Qwen3-32B"}) {
+	if got := Closest(ids, "qwen/qwen3-32b", 1); !slices.Equal(got, []string{"Qwen/Qwen3-32B"}) {
 		t.Errorf("closest ignoring case = %q", got)
 	}
-	if got := closest(nil, "x", 5); len(got) != 0 {
+	if got := Closest(nil, "x", 5); len(got) != 0 {
 		t.Errorf("closest of none = %q", got)
 	}
 }

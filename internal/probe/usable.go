@@ -69,7 +69,7 @@ func usable(ctx context.Context, i int, m config.Model, c llm.Model) (string, bo
 		return fmt.Sprintf("%s refuses the api key (HTTP %d): check %s.api_key.", base, le.Status, at), true
 	case le != nil && le.Kind == llm.KindUnreachable && le.Status == 0:
 		return fmt.Sprintf("cannot reach %s (%s): is the server up, and is %s.base_url right?", base, failure(listErr), at), true
-	case le == nil || le.Status != http.StatusNotFound || hasVersion(m.BaseURL):
+	case le == nil || le.Status != http.StatusNotFound || HasVersion(m.BaseURL):
 		// A provider without /models, or one having a bad moment.
 		return fmt.Sprintf("GET %s/models failed (%s); the model id was not checked.", base, failure(listErr)), false
 	}
