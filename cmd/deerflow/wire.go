@@ -232,7 +232,7 @@ func (a *app) startMCP() {
 	if len(a.cfg.MCP.Servers) == 0 {
 		return
 	}
-	a.mcp = newMCP(a.cfg, a.sandbox, oauth.NewTokens(oauth.TokensOptions{Store: a.store, Logger: a.log}), a.log)
+	a.mcp = newMCP(a.cfg, a.sandbox, oauth.NewTokens(oauth.TokensOptions{Store: a.store, DataDir: a.cfg.DataDir, Logger: a.log}), a.log)
 	ctx, cancel := context.WithCancel(context.Background())
 	a.mcpStop = cancel
 	a.mcp.Start(ctx, a.tools)

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,8 +19,8 @@ import (
 const loginTimeout = 15 * time.Minute
 
 // CLI runs `deerflow mcp login NAME` (args are what follows "mcp") and
-// returns the exit code. The database must not be in use: deerflow serve
-// is stopped while an operator logs in.
+// returns the exit code. While deerflow serve holds the database, the
+// login is handed over to it through a sealed file (HandoffPath).
 func CLI(ctx context.Context, cfg *config.Config, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 2 || args[0] != "login" {
 		fmt.Fprintln(stderr, "usage: deerflow mcp [--config FILE] login NAME")
@@ -41,15 +42,21 @@ func CLI(ctx context.Context, cfg *config.Config, args []string, stdin io.Reader
 		fmt.Fprintf(stderr, "deerflow mcp login: %v\n", err)
 		return 1
 	}
+	o := LoginOptions{Server: *srv, Key: key, Out: stdout, In: stdin}
 	st, err := store.Open(cfg.DBPath(), store.Options{Timeout: time.Second})
-	if err != nil {
-		fmt.Fprintf(stderr, "deerflow mcp login: opening %s: %v (is deerflow serve running? stop it first)\n", cfg.DBPath(), err)
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		o.Handoff = HandoffPath(cfg.DataDir, name) // deerflow serve runs: it takes the login
+	case err != nil:
+		fmt.Fprintf(stderr, "deerflow mcp login: opening %s: %v\n", cfg.DBPath(), err)
 		return 1
+	default:
+		defer st.Close()
+		o.Store = st
 	}
-	defer st.Close()
 	ctx, cancel := context.WithTimeout(ctx, loginTimeout)
 	defer cancel()
-	if err := Login(ctx, LoginOptions{Server: *srv, Store: st, Key: key, Out: stdout, In: stdin}); err != nil {
+	if err := Login(ctx, o); err != nil {
 		fmt.Fprintf(stderr, "deerflow mcp login: %v\n", err)
 		return 1
 	}

@@ -21,7 +21,10 @@ import (
 type LoginOptions struct {
 	Server config.MCPServer
 	Store  *store.Store // where the tokens go
-	Key    []byte       // seals them; nil: $DEERFLOW_SECRET_KEY
+	// Handoff, used when Store is nil, is the file the running service
+	// takes the login from (HandoffPath).
+	Handoff string
+	Key     []byte // seals them; nil: $DEERFLOW_SECRET_KEY
 	// HTTPClient makes the discovery, registration and token requests;
 	// nil: a client with a 30s timeout.
 	HTTPClient *http.Client
@@ -43,6 +46,9 @@ type LoginOptions struct {
 // tokens sealed.
 func Login(ctx context.Context, o LoginOptions) error {
 	s := o.Server
+	if o.Store == nil && o.Handoff == "" {
+		return errors.New("oauth: nowhere to keep the login")
+	}
 	if s.Transport() == config.MCPStdio {
 		return fmt.Errorf("MCP server %s runs over stdio: there is nothing to log in to", s.Name)
 	}
@@ -84,10 +90,24 @@ func Login(ctx context.Context, o LoginOptions) error {
 		return fmt.Errorf("logging in to MCP server %s: no token was issued", s.Name)
 	}
 	l.rec.URL = s.URL
-	if err := v.save(s.Name, l.rec); err != nil {
-		return fmt.Errorf("storing the login of MCP server %s: %w", s.Name, err)
+	return keep(v, o, l.rec)
+}
+
+// keep stores the login: in the database, or handed over to the running
+// service.
+func keep(v *vault, o LoginOptions, r *Record) error {
+	name := o.Server.Name
+	if o.Store == nil {
+		if err := v.writeHandoff(o.Handoff, name, r); err != nil {
+			return fmt.Errorf("handing the login of MCP server %s over: %w", name, err)
+		}
+		fmt.Fprintf(o.Out, "Logged in to MCP server %s; deerflow serve takes the tokens (encrypted) on its next attempt to connect, within a minute.\n", name)
+		return nil
 	}
-	fmt.Fprintf(o.Out, "Logged in to MCP server %s; the tokens are stored (encrypted) in the database.\n", s.Name)
+	if err := v.save(name, r); err != nil {
+		return fmt.Errorf("storing the login of MCP server %s: %w", name, err)
+	}
+	fmt.Fprintf(o.Out, "Logged in to MCP server %s; the tokens are stored (encrypted) in the database.\n", name)
 	return nil
 }
 

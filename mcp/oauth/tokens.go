@@ -18,6 +18,9 @@ import (
 // TokensOptions configures Tokens.
 type TokensOptions struct {
 	Store *store.Store // where logins are kept; nil: every server needs a login
+	// DataDir is where logins made while the service runs are handed
+	// over (HandoffPath); "": none are.
+	DataDir string
 	// Key seals the tokens; nil: $DEERFLOW_SECRET_KEY (without it every
 	// OAuth server needs a login, and says why).
 	Key        []byte
@@ -83,6 +86,7 @@ func (t *Tokens) Token(ctx context.Context, server string) (string, error) {
 	e := t.entry(server)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	t.takeHandoff(server, e)
 	if e.refused != nil {
 		return "", e.refused
 	}
@@ -105,6 +109,22 @@ func (t *Tokens) Token(ctx context.Context, server string) (string, error) {
 		return "", err
 	}
 	return e.rec.AccessToken, nil
+}
+
+// takeHandoff replaces e's login with one `deerflow mcp login` handed
+// over while the service ran, if there is one. Callers hold e.mu.
+func (t *Tokens) takeHandoff(server string, e *entry) {
+	if t.o.DataDir == "" {
+		return
+	}
+	rec, err := t.v.takeHandoff(HandoffPath(t.o.DataDir, server), server)
+	switch {
+	case err != nil:
+		t.o.Logger.Warn("mcp oauth: a login handed over could not be taken", "server", server, "err", err)
+	case rec != nil:
+		e.rec, e.stale, e.refused = rec, false, nil
+		t.o.Logger.Info("mcp oauth: took the login made with deerflow mcp login", "server", server)
+	}
 }
 
 // Refused is told that the server answered 401 to tok: the next Token

@@ -119,15 +119,23 @@ const sealVersion = 1
 
 // save seals r, bound to the server's name, and stores it.
 func (v *vault) save(server string, r *Record) error {
-	plain, err := json.Marshal(r)
+	sealed, err := v.seal(server, r)
 	if err != nil {
 		return err
+	}
+	return v.db.Update(func(tx *store.Tx) error { return tx.PutState(stateKey(server), sealed) })
+}
+
+// seal encrypts r, bound to the server's name.
+func (v *vault) seal(server string, r *Record) ([]byte, error) {
+	plain, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
 	}
 	nonce := make([]byte, v.aead.NonceSize())
 	rand.Read(nonce)
 	sealed := append([]byte{sealVersion}, nonce...)
-	sealed = v.aead.Seal(sealed, nonce, plain, []byte(stateKey(server)))
-	return v.db.Update(func(tx *store.Tx) error { return tx.PutState(stateKey(server), sealed) })
+	return v.aead.Seal(sealed, nonce, plain, []byte(stateKey(server))), nil
 }
 
 // load returns the server's record; store.ErrNotFound without one.
@@ -140,6 +148,11 @@ func (v *vault) load(server string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return v.open(server, sealed)
+}
+
+// open decrypts what seal made for server.
+func (v *vault) open(server string, sealed []byte) (*Record, error) {
 	n := v.aead.NonceSize()
 	if len(sealed) < 1+n || sealed[0] != sealVersion {
 		return nil, fmt.Errorf("the stored login of %s is damaged", server)
