@@ -117,6 +117,18 @@ func safeTransport(allowPrivate bool) *http.Transport {
 	}
 }
 
+// PublicClient is an HTTP client held to web_fetch's rules, for tools
+// outside this package that follow links they are given: no proxy (so
+// the check sees the real destination), every connection's address
+// checked after DNS, every redirect re-checked, at most 5 of them.
+func PublicClient() *http.Client {
+	return &http.Client{Transport: safeTransport(false), CheckRedirect: checkRedirect(false)}
+}
+
+// IsBlocked reports whether err is a refusal to reach a private or local
+// address (by PublicClient or web_fetch).
+func IsBlocked(err error) bool { return errors.As(err, new(*blockedError)) }
+
 // checkURL refuses URLs web_fetch must not fetch: other schemes than http
 // and https, URLs carrying a user name or password, URLs without a host,
 // and (unless allowPrivate) literal blocked IP addresses. The dialer checks

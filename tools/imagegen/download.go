@@ -5,50 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
-	"syscall"
-	"time"
-
-	"github.com/deerflow/deerflow/web"
 )
-
-// errBlocked is a url answer that leads to a private or local address.
-var errBlocked = errors.New("the image link leads to a private or local address")
 
 // downloadError is a url answer that could not be fetched.
 type downloadError struct{ err error }
 
 func (e *downloadError) Error() string { return "imagegen: download: " + e.err.Error() }
 func (e *downloadError) Unwrap() error { return e.err }
-
-// publicClient fetches url answers: http(s) only, no proxy (so the check
-// sees the real destination), and only public addresses, checked after
-// DNS on every connection, redirects included.
-func publicClient() *http.Client {
-	d := &net.Dialer{Timeout: 10 * time.Second, ControlContext: publicOnly}
-	return &http.Client{
-		Transport: &http.Transport{Proxy: nil, DialContext: d.DialContext, ForceAttemptHTTP2: true,
-			TLSHandshakeTimeout: 10 * time.Second, MaxResponseHeaderBytes: 1 << 20, IdleConnTimeout: time.Minute},
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 3 {
-				return errors.New("too many redirects")
-			}
-			return checkLink(req.URL)
-		},
-	}
-}
-
-func publicOnly(_ context.Context, _, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil || web.IsBlockedIP(ap.Addr()) {
-		return errBlocked
-	}
-	return nil
-}
 
 // checkLink refuses links other than http(s) ones with a host and no
 // credentials.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/tools"
+	"github.com/deerflow/deerflow/web"
 )
 
 var (
@@ -59,7 +60,7 @@ func (g *generator) words(err error) string {
 		return "The image service sent data that is not an image, so nothing was saved."
 	case errors.Is(err, errNoImage):
 		return "The image service answered without an image; try once more, perhaps with a simpler prompt."
-	case errors.Is(err, errBlocked):
+	case web.IsBlocked(err):
 		return "The image service sent a link to a private or local address, which generate_image does not follow, so nothing was saved."
 	case errors.As(err, new(*downloadError)):
 		return "The generated image could not be downloaded from the link the image service sent; try once more."

@@ -14,6 +14,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/deerflow/deerflow/llm"
+	"github.com/deerflow/deerflow/web"
 )
 
 // generator is generate_image's state. It is safe for concurrent use.
@@ -30,7 +31,7 @@ type generator struct {
 
 func newGenerator(o Options) *generator {
 	g := &generator{model: o.Model, baseURL: o.BaseURL, apiKey: o.APIKey, size: o.Size,
-		timeout: o.Timeout, hc: o.HTTPClient, fetch: publicClient(), out: o.Outputs, sleep: sleep, max: MaxBytes}
+		timeout: o.Timeout, hc: o.HTTPClient, fetch: web.PublicClient(), out: o.Outputs, sleep: sleep, max: MaxBytes}
 	if g.baseURL == "" {
 		g.baseURL = defaultBaseURL
 	}
