@@ -150,7 +150,8 @@ const pruneEvery = 5 * time.Second
 
 // pruneLoop forgets old event ids now and then until ctx ends.
 func (r *Router) pruneLoop(ctx context.Context) {
-	r.pruneSeen()
+	// The first pass waits a tick: a commit while the channels connect
+	// would only delay them.
 	t := time.NewTicker(pruneEvery)
 	defer t.Stop()
 	for {

@@ -72,6 +72,9 @@ func (r *Runner) resume(seq uint64, req *Request) bool {
 // interrupted marks the runs found running as interrupted, in one commit
 // with what each origin records about them.
 func (r *Runner) interrupted() (int, error) {
+	if running, err := r.anyRunning(); err != nil || !running {
+		return 0, err // after a clean stop: no commit (two fsyncs) on the way to starting
+	}
 	now := r.opts.Now()
 	n := 0
 	err := r.opts.Store.Update(func(tx *store.Tx) error {
@@ -103,6 +106,17 @@ func (r *Runner) interrupted() (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// anyRunning reports whether a run is recorded as running.
+func (r *Runner) anyRunning() (bool, error) {
+	var running bool
+	err := r.opts.Store.View(func(tx *store.Tx) error {
+		runs, err := tx.RunsWithStatus(store.RunRunning)
+		running = len(runs) > 0
+		return err
+	})
+	return running, err
 }
 
 // stopTasks marks a run's unfinished subagent tasks interrupted.

@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,7 +57,8 @@ func (c *Channel) poll(ctx context.Context, b bus.Publisher) error {
 		}
 	}()
 	delay := time.Duration(0)
-	short := false // after a failed poll, one that returns at once shows the recovery
+	short := false    // after a failed poll, one that returns at once shows the recovery
+	unhooked := false // deleteWebhook asked (once: see failed)
 	for {
 		if delay > 0 {
 			select {
@@ -69,20 +71,11 @@ func (c *Channel) poll(ctx context.Context, b bus.Publisher) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		var ae *apiError
-		switch {
-		case errors.As(err, &ae) && ae.Code == http.StatusUnauthorized:
-			return fmt.Errorf("%s: the bot token was rejected; check %s.bot_token", c.o.Name, c.o.Key)
-		case errors.As(err, &ae) && ae.RetryAfter > 0:
-			delay = time.Duration(ae.RetryAfter) * time.Second
-			c.log.Warn("getUpdates rate limited", "retry_after", ae.RetryAfter)
-			continue
-		case err != nil:
-			delay = min(max(delay*2, time.Second), 30*time.Second)
-			c.log.Warn("getUpdates failed", "err", err, "retry_in", delay)
-			c.link.Set(false, "getUpdates failed: "+failure(err))
-			c.met.Error(metrics.ErrChannel)
-			short = true
+		if err != nil {
+			if delay, err = c.failed(ctx, err, delay, &unhooked); err != nil {
+				return err
+			}
+			short = delay > 0
 			continue
 		}
 		c.link.Set(true, "polling")
@@ -99,6 +92,36 @@ func (c *Channel) poll(ctx context.Context, b bus.Publisher) error {
 			saved, savedAt = offset, time.Now()
 		}
 	}
+}
+
+// failed judges a failed getUpdates: a rejected token ends polling (the
+// error); otherwise it returns how long to wait before the next poll.
+//
+// A webhook set on the bot (by another program, or an earlier webhook
+// deployment) makes Telegram refuse polling with 409: it is deleted the
+// first time that happens, and polling goes on at once. Asking only then
+// saves every start a round trip before the first poll.
+func (c *Channel) failed(ctx context.Context, err error, delay time.Duration, unhooked *bool) (time.Duration, error) {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae) && ae.Code == http.StatusUnauthorized:
+		return 0, fmt.Errorf("%s: the bot token was rejected; check %s.bot_token", c.o.Name, c.o.Key)
+	case errors.As(err, &ae) && ae.RetryAfter > 0:
+		c.log.Warn("getUpdates rate limited", "retry_after", ae.RetryAfter)
+		return time.Duration(ae.RetryAfter) * time.Second, nil
+	case errors.As(err, &ae) && ae.Code == http.StatusConflict && strings.Contains(ae.Description, "webhook") && !*unhooked:
+		*unhooked = true
+		c.log.Info("a webhook is set on the bot; deleting it to poll for updates")
+		if _, err := c.bot.DeleteWebhook(ctx, &tgbot.DeleteWebhookParams{}); err != nil {
+			c.log.Warn("deleteWebhook failed; polling may conflict with a webhook", "err", err)
+		}
+		return 0, nil
+	}
+	delay = min(max(delay*2, time.Second), 30*time.Second)
+	c.log.Warn("getUpdates failed", "err", err, "retry_in", delay)
+	c.link.Set(false, "getUpdates failed: "+failure(err))
+	c.met.Error(metrics.ErrChannel)
+	return delay, nil
 }
 
 // handleBatch hands one getUpdates batch to the bus: each chat's updates

@@ -3,8 +3,12 @@ package telegram
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
+
+	tgbot "github.com/go-telegram/bot"
 
 	"github.com/deerflow/deerflow/bus"
 	"github.com/deerflow/deerflow/channels"
@@ -86,4 +90,53 @@ func TestStartWaitsForCommandMenu(t *testing.T) {
 		t.Errorf("%d setMyCommands goroutines still running after Start returned", n)
 	}
 	testutil.Wait(t, ended, "setMyCommands to be given up")
+}
+
+// TestStartWithWebhookSet: a bot that still has a webhook (from an earlier
+// webhook deployment) is refused polling with 409 until it is deleted;
+// Start deletes it then, once, and the waiting message arrives. A bot
+// without one never has deleteWebhook called, so the first poll is the
+// first call after getMe.
+func TestStartWithWebhookSet(t *testing.T) {
+	for _, hooked := range []bool{true, false} {
+		fake := faketelegram.New(t, "123:secret")
+		if hooked {
+			other, err := tgbot.New(fake.Token, tgbot.WithServerURL(fake.URL), tgbot.WithSkipGetMe())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := other.SetWebhook(context.Background(), &tgbot.SetWebhookParams{URL: "https://example.org/hook"}); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+		}
+		c, err := New(Options{Token: fake.Token, APIURL: fake.URL, PollTimeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub := testutil.Publisher{Got: make(chan *bus.Inbound, 1)}
+		stop := started(t, c, pub)
+		fake.PushMessage(faketelegram.Private(faketelegram.User{ID: 501, FirstName: "Ann"}, "hello"))
+		if in := testutil.Wait(t, pub.Got, "the message"); in.Text != "hello" {
+			t.Errorf("hooked=%v: text = %q", hooked, in.Text)
+		}
+		if err := stop(); err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+		var methods []string
+		for _, call := range fake.Calls() {
+			if call.Method != "setMyCommands" && call.Method != "setWebhook" { // registered alongside
+				methods = append(methods, fmt.Sprintf("%s %d", call.Method, call.Status))
+			}
+		}
+		want := []string{"getMe 200", "getUpdates 200"}
+		if hooked {
+			want = []string{"getMe 200", "getUpdates 409", "deleteWebhook 200", "getUpdates 200"}
+		}
+		if len(methods) < len(want) || !slices.Equal(methods[:len(want)], want) {
+			t.Errorf("hooked=%v: calls = %v, want them to begin %v", hooked, methods, want)
+		}
+		if n := len(fake.CallsOf("deleteWebhook")); hooked && n != 1 || !hooked && n != 0 {
+			t.Errorf("hooked=%v: %d deleteWebhook calls", hooked, n)
+		}
+	}
 }

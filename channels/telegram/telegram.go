@@ -140,9 +140,6 @@ func (c *Channel) Start(ctx context.Context, b bus.Publisher) error {
 	}
 	c.me = me
 	c.link.Set(true, "polling")
-	if _, err := c.bot.DeleteWebhook(ctx, &tgbot.DeleteWebhookParams{}); err != nil {
-		c.log.Warn("deleteWebhook failed; polling may conflict with a webhook", "err", err)
-	}
 	// The command menu is not needed to receive messages: register it
 	// while polling starts.
 	c.tasks.Go(c.registerCommands)

@@ -390,7 +390,7 @@ func serveAPIInProcess(t *testing.T) (model *fakeopenai.Server, cfg *config.Conf
 	cfg.Shutdown.GraceSeconds = 0
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- serve(ctx, cfg, io.Discard) }()
+	go func() { served <- serve(ctx, cfg, io.Discard, nil) }()
 	waitHealth(t, addr, "200", func(code int, _ health) bool { return code == 200 })
 	return model, cfg, apiClient{t: t, base: "http://" + addr}, cancel, served
 }

@@ -83,7 +83,7 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 // newApp opens the store and wires the agent and the bus. The caller must
 // call close.
 func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
-	a, err := newAppDeferred(cfg, log)
+	a, err := newAppDeferred(cfg, log, nil)
 	if err == nil {
 		a.background()
 	}
@@ -92,8 +92,10 @@ func newApp(cfg *config.Config, log *slog.Logger) (*app, error) {
 
 // newAppDeferred is newApp leaving start-up's background work (unpacking
 // the built-in skills, probing bubblewrap) until background is called, so
-// that it does not compete with connecting the channels.
-func newAppDeferred(cfg *config.Config, log *slog.Logger) (*app, error) {
+// that it does not compete with connecting the channels. ready, when
+// set, is asked once everything is wired and before anything of the
+// store's is resumed; its error ends it (the store closed).
+func newAppDeferred(cfg *config.Config, log *slog.Logger, ready func() error) (*app, error) {
 	st, err := store.Open(cfg.DBPath(), store.Options{Timeout: time.Second})
 	if err != nil {
 		return nil, err
@@ -102,6 +104,12 @@ func newAppDeferred(cfg *config.Config, log *slog.Logger) (*app, error) {
 	if err := a.wire(); err != nil {
 		st.Close()
 		return nil, err
+	}
+	if ready != nil {
+		if err := ready(); err != nil {
+			a.abandon()
+			return nil, err
+		}
 	}
 	// The one recovery pass, before anything can submit a run: runs a
 	// crash cut short are reported, waiting ones queued again (they
@@ -226,6 +234,18 @@ func (a *app) shutdown(grace time.Duration) {
 		case <-ctx.Done():
 		}
 	default:
+	}
+	if err := a.store.Close(); err != nil {
+		a.log.Error("closing store", "err", err)
+	}
+}
+
+// abandon closes an app that never started: nothing ran, so nothing is
+// waited for or flushed.
+func (a *app) abandon() {
+	if a.mcp != nil {
+		a.mcpStop()
+		a.mcp.Close()
 	}
 	if err := a.store.Close(); err != nil {
 		a.log.Error("closing store", "err", err)

@@ -25,7 +25,7 @@ func TestGatewayServe(t *testing.T) {
 	cfg.Shutdown.GraceSeconds = 0
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- serve(ctx, cfg, io.Discard) }()
+	go func() { served <- serve(ctx, cfg, io.Discard, nil) }()
 	defer func() { cancel(); <-served }()
 	waitHealth(t, addr, "200", func(code int, _ health) bool { return code == 200 })
 	base := "http://" + addr

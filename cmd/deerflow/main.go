@@ -97,12 +97,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "chat":
 		err = chat(ctx, cfg, stdin, stdout, stderr)
 	case "serve":
-		if err = servable(cfg); err == nil && !a.noModelCheck {
-			err = checkModels(ctx, cfg, stderr)
+		var check func(context.Context) error
+		if !a.noModelCheck {
+			check = func(ctx context.Context) error { return checkModels(ctx, cfg, stderr) }
 		}
-		if err == nil {
-			err = serve(ctx, cfg, stderr)
-		}
+		err = serve(ctx, cfg, stderr, check)
 	}
 	return exitCode(err, stderr)
 }

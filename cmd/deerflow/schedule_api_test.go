@@ -27,7 +27,7 @@ func TestAPISchedules(t *testing.T) {
 	cfg.Scheduler.MinIntervalSeconds = 1
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- serve(ctx, cfg, io.Discard) }()
+	go func() { served <- serve(ctx, cfg, io.Discard, nil) }()
 	defer func() { cancel(); <-served }()
 	waitHealth(t, addr, "200", func(code int, _ health) bool { return code == 200 })
 	c := apiClient{t: t, base: "http://" + addr}

@@ -20,7 +20,11 @@ import (
 // gracefully: intake stops, running turns get shutdown.grace_seconds to
 // finish before they are cancelled (and record their state), the memory
 // queue is flushed, the store is closed, and the exit status is 0.
-func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
+//
+// check, when set, is the start-up model check (checkModels). It runs
+// while the store opens and the app is wired, and nothing runs or
+// connects unless it passes.
+func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, check func(context.Context) error) error {
 	log := newLogger(cfg, stderr)
 	if err := servable(cfg); err != nil {
 		return err
@@ -28,7 +32,13 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	for _, w := range cfg.Warnings() { // a channel open to everyone, above all
 		log.Warn("WARNING: " + w.Error())
 	}
-	a, err := newAppDeferred(cfg, log) // settle starts the background work
+	checked := make(chan error, 1)
+	if check == nil {
+		checked <- nil
+	} else {
+		go func() { checked <- check(ctx) }() // bounded: probe.Timeout a model
+	}
+	a, err := newAppDeferred(cfg, log, func() error { return <-checked }) // settle starts the background work
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,7 @@ type Guard struct {
 // error nothing is left behind; the caller must not let the command
 // start.
 func (e *Enforcer) Start(pid int, dir string) (*Guard, error) {
+	e.Find()
 	g := &Guard{e: e, pid: pid, dir: dir, disk: int64(e.l.DiskMB) << 20}
 	if e.cg != nil {
 		cg, err := e.cg.create(newID(), e.l)
@@ -181,7 +182,10 @@ func (g *Guard) Close() string {
 }
 
 // Close waits until the cgroups of ended commands are removed.
-func (e *Enforcer) Close() { e.removing.Wait() }
+func (e *Enforcer) Close() {
+	e.found.Do(func() {}) // waits for a Find under way; none later
+	e.removing.Wait()
+}
 
 // Usage is the disk space the files under dir take, in bytes (blocks
 // allocated, so sparse files count for what they hold).

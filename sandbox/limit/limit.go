@@ -27,7 +27,8 @@ type Limits struct {
 // Enforcer applies Limits to commands. It is safe for concurrent use.
 type Enforcer struct {
 	l        Limits
-	cg       cgroups        // nil: rlimits only
+	found    sync.Once
+	cg       cgroups        // nil: rlimits only (set by find)
 	why      string         // why no cgroup, when cg is nil
 	removing sync.WaitGroup // cgroups of ended commands
 	stale    []string       // cgroup dirs whose removal failed (still emptying)
@@ -47,12 +48,21 @@ type cgroup interface {
 	remove() error
 }
 
-// New finds how limits can be enforced here: a cgroup v2 subtree this
-// process may manage, else cgroup v1 (as root), else rlimits.
-func New(l Limits) *Enforcer {
-	e := &Enforcer{l: l}
+// New returns the Enforcer of l. How the limits can be enforced here is
+// found on first use (see Find), so that building one costs nothing.
+func New(l Limits) *Enforcer { return &Enforcer{l: l} }
+
+// Find finds, once, how the limits can be enforced here: a cgroup v2
+// subtree this process may manage, else cgroup v1 (as root), else
+// rlimits. Making and removing a trial cgroup takes about a millisecond,
+// so a service calls it in the background after start; Start and
+// Describe call it too.
+func (e *Enforcer) Find() { e.found.Do(e.find) }
+
+func (e *Enforcer) find() {
+	l := e.l
 	if l.MemoryMB <= 0 && l.Processes <= 0 {
-		return e
+		return
 	}
 	var whys []string
 	for _, b := range []struct {
@@ -65,12 +75,11 @@ func New(l Limits) *Enforcer {
 		}
 		if err == nil {
 			e.cg = cg
-			return e
+			return
 		}
 		whys = append(whys, b.name+": "+err.Error())
 	}
 	e.why = joinWhy(whys)
-	return e
 }
 
 // usable makes and removes one cgroup, as each command will.
@@ -88,6 +97,7 @@ func (e *Enforcer) Limits() Limits { return e.l }
 // Describe says how the limits are enforced, for `deerflow check` and the
 // start-up log.
 func (e *Enforcer) Describe() string {
+	e.Find()
 	l := e.l
 	files := fmt.Sprintf("files: %s per conversation (file size limit and a watcher), /tmp: %s tmpfs", mb(l.DiskMB), mb(l.TmpMB))
 	if e.cg != nil {
