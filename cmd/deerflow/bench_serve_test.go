@@ -172,6 +172,8 @@ type platform struct {
 	// ready blocks until the bot can take messages (connected, and knows
 	// who it is).
 	ready func()
+	// pid is the serve process's.
+	pid int
 }
 
 type sent struct {
@@ -269,7 +271,7 @@ func newPlatform(b *testing.B, name string, defaultLimits bool) *platform {
 		b.Fatalf("no platform %q", name)
 	}
 	serveBinary(b)
-	runServeBinary(b, p.f)
+	p.pid = runServeBinary(b, p.f).Process.Pid
 	p.ready()
 	return p
 }
@@ -281,6 +283,8 @@ type modelStamps struct {
 	at map[string][2]time.Time
 	// instant: the front answers itself, at once (see instantAnswer).
 	instant atomic.Bool
+	// calls counts the model requests.
+	calls atomic.Int64
 }
 
 func (m *modelStamps) get(tok string) [2]time.Time {
@@ -296,6 +300,7 @@ func (m *modelStamps) get(tok string) [2]time.Time {
 func timedModel(b *testing.B, model *fakeopenai.Server, stamps *modelStamps) string {
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		arrived := time.Now()
+		stamps.calls.Add(1)
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			return
@@ -380,12 +385,16 @@ func (p *platform) turns(b *testing.B, convs int, pace time.Duration) {
 		send(i, open.Add(time.Duration(i)*pace))
 	}
 	p.waitAnswers(b, convs, tok)
+	cpu0, own0, calls0 := cpuTime(p.pid), cpuTime(os.Getpid()), p.stamps.calls.Load()
 	start, n := time.Now(), 0
 	for b.Loop() {
 		send(convs+n, start.Add(time.Duration(n)*pace))
 		n++
 	}
 	p.waitAnswers(b, convs+n, tok)
+	b.ReportMetric(float64((cpuTime(p.pid)-cpu0).Microseconds())/float64(n), "cpu-µs/turn")
+	b.ReportMetric(float64((cpuTime(os.Getpid())-own0).Microseconds())/float64(n), "fakes-cpu-µs/turn")
+	b.ReportMetric(float64(p.stamps.calls.Load()-calls0)/float64(n), "model-calls/turn")
 
 	out := map[string]time.Time{}
 	for _, s := range p.sent() {
@@ -408,6 +417,21 @@ func (p *platform) turns(b *testing.B, convs int, pace time.Duration) {
 	reportPercentiles(b, whole)
 	reportPercentilesAs(b, "in-", in)
 	reportPercentilesAs(b, "out-", back)
+}
+
+// cpuTime is the CPU time process pid has used so far, all its threads
+// (schedstat: nanoseconds on a CPU).
+func cpuTime(pid int) time.Duration {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var sum time.Duration
+	for _, t := range tasks {
+		data, _ := os.ReadFile(t)
+		if f := strings.Fields(string(data)); len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
 }
 
 // waitAnswers waits until the answers to messages 0..n-1 have all reached
