@@ -105,3 +105,25 @@ func BenchmarkRequestBody(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRequestBodyHistory is a conversation some way in: the system
+// prompt, then 20 exchanges, each a question, a tool call, its result of
+// about a kilobyte and an answer (the messages are most of the bytes).
+func BenchmarkRequestBodyHistory(b *testing.B) {
+	c := New(Options{BaseURL: "http://127.0.0.1:1/v1", APIKey: "k", Model: "m"})
+	req := &Request{Messages: []Message{{Role: RoleSystem, Content: strings.Repeat("You are a helpful agent. ", 200)}}}
+	for i := range 20 {
+		id := fmt.Sprintf("call_%d", i)
+		req.Messages = append(req.Messages,
+			Message{Role: RoleUser, Content: fmt.Sprintf("question %d: what is in notes.txt? <b>now</b>", i)},
+			Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: id, Name: "read_file", Arguments: `{"path":"/mnt/user-data/workspace/notes.txt"}`}}},
+			Message{Role: RoleTool, ToolCallID: id, Content: strings.Repeat("a line of the file, with \"quotes\" and a tab\t;\n", 24)},
+			Message{Role: RoleAssistant, Content: "The file says what you wrote — les idées, 中文 and all."})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.body(req, "m"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,13 +1,14 @@
 package llm
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/deerflow/deerflow/llm/wiremsg"
 )
 
 // noOutput stands in for a tool's empty result: the API rejects a tool
@@ -22,56 +23,8 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // temperature that may be zero (go-openai omits a zero one).
 type wireRequest struct {
 	openai.ChatCompletionRequest
-	Messages    []wireMessage `json:"-"` // spliced in: see body
-	Temperature *float32      `json:"temperature,omitempty"`
-}
-
-// wireMessage is go-openai's message, whose tool calls go in calls, plus
-// the provider's opaque fields.
-type wireMessage struct {
-	openai.ChatCompletionMessage
-	calls []wireCall
-	extra json.RawMessage
-}
-
-// wireCall is go-openai's tool call plus the provider's opaque fields.
-// Like every go-openai field, an empty id or name is left out, as is a
-// tool's empty description.
-type wireCall struct {
-	openai.ToolCall
-	extra json.RawMessage
-}
-
-func (m wireMessage) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(m.ChatCompletionMessage)
-	if err != nil || len(m.calls) == 0 {
-		return splice(b, m.extra), err
-	}
-	calls, err := json.Marshal(struct {
-		Calls []wireCall `json:"tool_calls"`
-	}{m.calls})
-	return splice(splice(b, calls), m.extra), err
-}
-
-func (c wireCall) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(c.ToolCall)
-	return splice(b, c.extra), err
-}
-
-// splice adds the fields of the JSON object extra to the object b, as
-// they are. Extra fields are the provider's own and never ours.
-func splice(b []byte, extra json.RawMessage) []byte {
-	extra = bytes.TrimSpace(extra)
-	if len(extra) < 2 || extra[0] != '{' || extra[len(extra)-1] != '}' || len(b) < 2 {
-		return b
-	}
-	inner := bytes.TrimSpace(extra[1 : len(extra)-1])
-	if len(inner) == 0 {
-		return b
-	}
-	out := append(b[:len(b)-1:len(b)-1], ',')
-	out = append(out, inner...)
-	return append(out, '}')
+	Messages    []wiremsg.Message `json:"-"` // spliced in: see body
+	Temperature *float32          `json:"temperature,omitempty"`
 }
 
 // body builds the wire request for req to model.
@@ -85,7 +38,7 @@ func (c *Client) body(req *Request, model string) ([]byte, error) {
 		Stream:          true,
 		StreamOptions:   &openai.StreamOptions{IncludeUsage: true},
 		ReasoningEffort: effort,
-	}, Messages: make([]wireMessage, len(req.Messages))}
+	}, Messages: make([]wiremsg.Message, len(req.Messages))}
 	provider := c.Provider(model)
 	for i := range req.Messages {
 		w.Messages[i] = c.message(&req.Messages[i], provider)
@@ -107,34 +60,51 @@ func (c *Client) body(req *Request, model string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The messages and the tools are spliced in as they are encoded:
-	// encoding/json would validate and compact every byte of what our
-	// MarshalJSON and the cached tools already wrote compactly.
-	msgs := append(make([]byte, 0, 4096), `{"messages":[`...)
+	// The messages and the tools are written in after the other fields,
+	// into one buffer of about the right size: encoding/json would
+	// validate and compact every byte of what wiremsg and the cached
+	// tools already wrote compactly.
+	var tools []byte
+	if len(req.Tools) > 0 {
+		if tools, err = c.tools.encode(req.Tools); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]byte, 0, len(b)+len(tools)+approxSize(req.Messages)+32)
+	out = append(append(out, b[:len(b)-1]...), `,"messages":[`...) // b is an object with a model
 	for i := range w.Messages {
 		if i > 0 {
-			msgs = append(msgs, ',')
+			out = append(out, ',')
 		}
-		m, err := w.Messages[i].MarshalJSON()
-		if err != nil {
+		if out, err = w.Messages[i].Append(out); err != nil {
 			return nil, err
 		}
-		msgs = append(msgs, m...)
 	}
-	b = splice(b, append(msgs, "]}"...))
-	if len(req.Tools) > 0 {
-		tools, err := c.tools.encode(req.Tools)
-		if err != nil {
-			return nil, err
-		}
-		b = splice(b, append(append([]byte(`{"tools":`), tools...), '}'))
+	out = append(out, ']')
+	if len(tools) > 0 {
+		out = append(append(out, `,"tools":`...), tools...)
 	}
+	b = append(out, '}')
 	return c.addOptions(b, fields)
+}
+
+// approxSize is about the size of msgs as JSON: their texts and a little
+// for the names and quotes.
+func approxSize(msgs []Message) int {
+	n := 0
+	for i := range msgs {
+		m := &msgs[i]
+		n += len(m.Content) + len(m.Reasoning) + len(m.Extra) + 64
+		for _, tc := range m.ToolCalls {
+			n += len(tc.Arguments) + len(tc.Extra) + 96
+		}
+	}
+	return n + n/16 // escapes
 }
 
 // message converts m. The provider's opaque fields go only back to the
 // provider that wrote them.
-func (c *Client) message(m *Message, provider string) wireMessage {
+func (c *Client) message(m *Message, provider string) wiremsg.Message {
 	om := openai.ChatCompletionMessage{Role: string(m.Role), Content: m.Content}
 	if len(m.Images) > 0 && m.Role == RoleUser {
 		// A user message with images goes as content parts: the text,
@@ -150,7 +120,7 @@ func (c *Client) message(m *Message, provider string) wireMessage {
 			})
 		}
 	}
-	w := wireMessage{}
+	w := wiremsg.Message{}
 	switch m.Role {
 	case RoleTool:
 		om.ToolCallID = m.ToolCallID
@@ -163,10 +133,10 @@ func (c *Client) message(m *Message, provider string) wireMessage {
 			om.ReasoningContent = m.Reasoning
 		}
 		if ours {
-			w.extra = m.Extra
+			w.Extra = m.Extra
 		}
 		for _, tc := range m.ToolCalls {
-			wc := wireCall{ToolCall: openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
+			wc := wiremsg.Call{ToolCall: openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
 				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}}}
 			if !json.Valid([]byte(wc.Function.Arguments)) {
 				// The API requires arguments, and strict providers (Ollama)
@@ -176,9 +146,9 @@ func (c *Client) message(m *Message, provider string) wireMessage {
 				wc.Function.Arguments = "{}"
 			}
 			if ours {
-				wc.extra = tc.Extra
+				wc.Extra = tc.Extra
 			}
-			w.calls = append(w.calls, wc)
+			w.Calls = append(w.Calls, wc)
 		}
 	}
 	w.ChatCompletionMessage = om
