@@ -20,6 +20,7 @@ import (
 	"errors"
 	"iter"
 	"strings"
+	"unicode/utf8"
 )
 
 // Role is who wrote a message.
@@ -176,12 +177,24 @@ func JSONObject(text string) (obj string, ok bool) {
 // that), rounded up. Good enough for budgets; not a tokenizer.
 func Tokens(s string) int {
 	ascii, other := 0, 0
-	for _, r := range s {
+	for len(s) > 0 {
+		// Eight bytes at a time while they are ASCII (most text, and
+		// every request counts the whole history).
+		for len(s) >= 8 && (uint64(s[0])|uint64(s[1])<<8|uint64(s[2])<<16|uint64(s[3])<<24|
+			uint64(s[4])<<32|uint64(s[5])<<40|uint64(s[6])<<48|uint64(s[7])<<56)&0x8080808080808080 == 0 {
+			ascii += 8
+			s = s[8:]
+		}
+		if len(s) == 0 {
+			break
+		}
+		r, size := utf8.DecodeRuneInString(s)
 		if r < 0x80 {
 			ascii++
 		} else {
 			other++
 		}
+		s = s[size:]
 	}
 	return (ascii+3)/4 + other
 }
