@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -29,6 +30,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, check func
 	if err := servable(cfg); err != nil {
 		return err
 	}
+	collectLessOften()
 	for _, w := range cfg.Warnings() { // a channel open to everyone, above all
 		log.Warn("WARNING: " + w.Error())
 	}
@@ -72,6 +74,18 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, check func
 	a.shutdown(time.Duration(cfg.Shutdown.GraceSeconds) * time.Second)
 	stopOps(opsSrv)
 	return err
+}
+
+// collectLessOften sets the garbage collector's GOGC to 200 unless the
+// environment sets GOGC. A service's live heap is a few megabytes, which
+// the default (100) collects every few dozen messages: on 2 cores that
+// was a fifth of the CPU each message costs (2.6 → 2.1 ms, and in p99
+// 2.3 → 2.0 ms, BenchmarkHarnessOverhead), for 4.6 MB more resident with
+// 10,000 live conversations (45 → 50 MB) and no change when idle.
+func collectLessOften() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(200)
+	}
 }
 
 // startChannels registers chans with the bus, resumes the messages a
