@@ -4,8 +4,11 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/deerflow/deerflow/store/internal/schema"
 )
 
 func TestChats(t *testing.T) {
@@ -207,6 +210,18 @@ func TestRuns(t *testing.T) {
 		}
 	}
 	check(map[RunStatus][]string{RunRunning: {"r1"}, RunDone: {"r3"}, RunError: {"r2"}})
+	// The index holds the running runs only: it stays the size of the
+	// work under way.
+	var indexed []string
+	s.View(func(tx *Tx) error {
+		return tx.tx.Bucket(schema.RunIndex).ForEach(func(k, _ []byte) error {
+			indexed = append(indexed, strings.ReplaceAll(string(k), "\x00", "/"))
+			return nil
+		})
+	})
+	if want := []string{"running/r1"}; !slices.Equal(indexed, want) {
+		t.Errorf("status index = %q, want %q", indexed, want)
+	}
 	if got, _ := s.Run("r2"); !reflect.DeepEqual(got, &r2b) {
 		t.Errorf("Run(r2) = %+v", got)
 	}
