@@ -134,6 +134,10 @@ func openKey(chatKey string) string { return "choice:open:" + chatKey }
 // SetOpenTx records that the conversation's last answer asked id ("":
 // it asked nothing), so the buttons of earlier questions no longer count.
 func SetOpenTx(tx *store.Tx, chatKey, id string) error {
+	v, err := tx.State(openKey(chatKey))
+	if err == nil && string(v) == id || id == "" && errors.Is(err, store.ErrNotFound) {
+		return nil // as it is: every answer sets it, and a write rewrites a page
+	}
 	return tx.PutState(openKey(chatKey), []byte(id))
 }
 
