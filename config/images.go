@@ -1,6 +1,6 @@
 package config
 
-import "regexp"
+import "github.com/deerflow/deerflow/internal/lazyre"
 
 // ImageGeneration is the image model behind the generate_image tool: an
 // OpenAI-compatible /images/generations endpoint. The key stays on the
@@ -17,11 +17,11 @@ type ImageGeneration struct {
 }
 
 // imageSize is what size may be: WIDTHxHEIGHT or auto.
-var imageSize = regexp.MustCompile(`^(auto|[1-9][0-9]{1,4}x[1-9][0-9]{1,4})$`)
+var imageSize = lazyre.New(`^(auto|[1-9][0-9]{1,4}x[1-9][0-9]{1,4})$`)
 
 // ValidImageSize reports whether s is a size generate_image may send:
 // WIDTHxHEIGHT in pixels (1024x1024, 1536x1024) or auto.
-func ValidImageSize(s string) bool { return imageSize.MatchString(s) }
+func ValidImageSize(s string) bool { return imageSize().MatchString(s) }
 
 func (v *validator) imageGeneration() {
 	ig := v.c.ImageGeneration

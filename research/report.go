@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/deerflow/deerflow/event"
+	"github.com/deerflow/deerflow/internal/lazyre"
 	"github.com/deerflow/deerflow/llm"
 	"github.com/deerflow/deerflow/store"
 	"github.com/deerflow/deerflow/tools"
@@ -150,11 +150,11 @@ func orURL(src store.ResearchSource) string {
 var (
 	// referencesHeading is a heading (or a bold line) that starts a list of
 	// references the model wrote itself.
-	referencesHeading = regexp.MustCompile(`(?i)^\s*(#{1,6}\s*|\*\*)?\s*(references|sources|citations|key citations|bibliography|works cited|参考资料|参考文献|来源|引用)\s*:?\s*(\*\*)?\s*:?\s*$`)
-	headingLine       = regexp.MustCompile(`^(#{1,6})\s`)
+	referencesHeading = lazyre.New(`(?i)^\s*(#{1,6}\s*|\*\*)?\s*(references|sources|citations|key citations|bibliography|works cited|参考资料|参考文献|来源|引用)\s*:?\s*(\*\*)?\s*:?\s*$`)
+	headingLine       = lazyre.New(`^(#{1,6})\s`)
 	// URLs may hold balanced parentheses (Wikipedia's "Tesla_(company)").
-	markdownLink = regexp.MustCompile(`\[([^\]\n]*)\]\(\s*<?(https?://(?:[^()\s<>]|\([^()\s<>]*\))+)>?(?:\s+"[^"\n]*")?\s*\)`)
-	bareURL      = regexp.MustCompile(`https?://(?:[^\s<>()\[\]"'` + "`" + `]|\([^\s<>()\[\]"'` + "`" + `]*\))+`)
+	markdownLink = lazyre.New(`\[([^\]\n]*)\]\(\s*<?(https?://(?:[^()\s<>]|\([^()\s<>]*\))+)>?(?:\s+"[^"\n]*")?\s*\)`)
+	bareURL      = lazyre.New(`https?://(?:[^\s<>()\[\]"'` + "`" + `]|\([^\s<>()\[\]"'` + "`" + `]*\))+`)
 )
 
 // finishReport makes the model's report safe to deliver: any references
@@ -193,8 +193,8 @@ func finishReport(text string, sources []store.ResearchSource) string {
 
 // unlink replaces links to pages not read by their text.
 func unlink(text string, read map[string]bool) string {
-	return markdownLink.ReplaceAllStringFunc(text, func(m string) string {
-		sub := markdownLink.FindStringSubmatch(m)
+	return markdownLink().ReplaceAllStringFunc(text, func(m string) string {
+		sub := markdownLink().FindStringSubmatch(m)
 		if read[normURL(sub[2])] {
 			return m
 		}
@@ -210,7 +210,7 @@ func unlink(text string, read map[string]bool) string {
 func dropBareURLs(text string, read map[string]bool) string {
 	var out strings.Builder
 	last := 0
-	for _, loc := range bareURL.FindAllStringIndex(text, -1) {
+	for _, loc := range bareURL().FindAllStringIndex(text, -1) {
 		u := strings.TrimRight(text[loc[0]:loc[1]], ".,;:!?")
 		if read[normURL(u)] || insideLink(text, loc[0]) {
 			continue
@@ -260,11 +260,11 @@ func dropReferences(text string) string {
 			inFence = !inFence
 		}
 		if !inFence {
-			h := headingLine.FindStringSubmatch(l)
+			h := headingLine().FindStringSubmatch(l)
 			if skip >= 0 && h != nil && (skip == 0 || len(h[1]) <= skip) {
 				skip = -1
 			}
-			if skip < 0 && referencesHeading.MatchString(l) {
+			if skip < 0 && referencesHeading().MatchString(l) {
 				skip = 0
 				if h != nil {
 					skip = len(h[1])

@@ -137,7 +137,7 @@ func FuzzFinishReport(f *testing.F) {
 		if refs != "1. [One](https://a.example/one)\n" {
 			t.Fatalf("references %q", refs)
 		}
-		for _, m := range markdownLink.FindAllStringSubmatch(body, -1) {
+		for _, m := range markdownLink().FindAllStringSubmatch(body, -1) {
 			if normURL(m[2]) != "https://a.example/one" {
 				t.Fatalf("a link to %q is kept in:\n%s", m[2], out)
 			}

@@ -3,9 +3,10 @@ package setup
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/deerflow/deerflow/internal/lazyre"
 )
 
 // problem is one thing for the person to fix, said in one sentence.
@@ -27,9 +28,9 @@ func sentence(err error) string {
 var (
 	// A Telegram username: 5 to 32 letters, digits and underscores,
 	// starting with a letter (shorter ones from long ago are let in).
-	telegramUser = regexp.MustCompile(`^@?[A-Za-z][A-Za-z0-9_]{2,31}$`)
-	numericID    = regexp.MustCompile(`^[0-9]+$`)
-	slackMember  = regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`)
+	telegramUser = lazyre.New(`^@?[A-Za-z][A-Za-z0-9_]{2,31}$`)
+	numericID    = lazyre.New(`^[0-9]+$`)
+	slackMember  = lazyre.New(`^[UW][A-Z0-9]{2,}$`)
 )
 
 // parseAllow reads platform p's allow list: words separated by commas or
@@ -38,12 +39,12 @@ func parseAllow(p, s string) ([]string, error) {
 	var out []string
 	for _, w := range splitList(s) {
 		switch {
-		case p == "telegram" && numericID.MatchString(w):
-		case p == "telegram" && telegramUser.MatchString(w):
+		case p == "telegram" && numericID().MatchString(w):
+		case p == "telegram" && telegramUser().MatchString(w):
 			w = "@" + strings.TrimPrefix(w, "@")
 		case p == "telegram":
 			return nil, fault("%q is neither a Telegram @username nor a numeric user id.", w)
-		case p == "slack" && !slackMember.MatchString(w):
+		case p == "slack" && !slackMember().MatchString(w):
 			return nil, fault("%q is not a Slack member id: those look like U0123ABCD (in Slack, open the person's profile, then ⋮ → Copy member ID).", w)
 		case p == "lark" && strings.HasPrefix(w, "@"):
 			return nil, fault("%q is a name, not a Feishu/Lark open id: those look like ou_7d8a6e6df7621556ce0d21922b676706.", w)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
 	"github.com/slack-go/slack"
 
+	"github.com/deerflow/deerflow/internal/lazyre"
 	"github.com/deerflow/deerflow/internal/redact"
 )
 
@@ -41,12 +41,12 @@ func (a *answers) checks() []check {
 	return append(out, a.checkModel)
 }
 
-var telegramToken = regexp.MustCompile(`^[0-9]+:[A-Za-z0-9_-]+$`)
+var telegramToken = lazyre.New(`^[0-9]+:[A-Za-z0-9_-]+$`)
 
 // checkTelegram asks getMe who the bot is.
 func (a *answers) checkTelegram(ctx context.Context) (string, error) {
 	tok := a.TelegramToken.Value
-	if !telegramToken.MatchString(tok) {
+	if !telegramToken().MatchString(tok) {
 		return "", fault("That is not a Telegram bot token: one looks like 123456789:AAH…, as @BotFather sends it.")
 	}
 	b, err := bot.New(tok, bot.WithServerURL(strings.TrimRight(a.TelegramURL, "/")), bot.WithSkipGetMe(),

@@ -4,11 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/deerflow/deerflow/internal/lazyre"
 )
 
 // The static rules do not read a file as written but as a shell or an
@@ -27,19 +28,19 @@ const (
 var (
 	// A backslash-newline joins two lines in a shell, and in Python
 	// and C outside strings.
-	continuationRe = regexp.MustCompile(`\\\r?\n[ \t]*`)
+	continuationRe = lazyre.New(`\\\r?\n[ \t]*`)
 	// Escapes that spell a character: \x63, \u0063, \143, %63, chr(99),
 	// String.fromCharCode(99,117).
-	escapeRe   = regexp.MustCompile(`\\x([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})|\\([0-3][0-7]{2})|%([0-9a-fA-F]{2})`)
-	chrRe      = regexp.MustCompile(`\bchr\s*\(\s*(\d{1,3})\s*\)`)
-	charCodeRe = regexp.MustCompile(`(?i)fromcharcode\s*\(\s*([\d\s,]+)\)`)
+	escapeRe   = lazyre.New(`\\x([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})|\\([0-3][0-7]{2})|%([0-9a-fA-F]{2})`)
+	chrRe      = lazyre.New(`\bchr\s*\(\s*(\d{1,3})\s*\)`)
+	charCodeRe = lazyre.New(`(?i)fromcharcode\s*\(\s*([\d\s,]+)\)`)
 	// 'cu'+'rl', "cu" + "rl": string concatenation.
-	concatRe = regexp.MustCompile(`["']\s*\+\s*["']`)
+	concatRe = lazyre.New(`["']\s*\+\s*["']`)
 	// Shell spellings of nothing or a space: $IFS, ${IFS}, $(), $@, ``.
-	nothingRe = regexp.MustCompile(`\$\{?IFS\}?|\$\(\)|\$[@*]|\x60\x60`)
+	nothingRe = lazyre.New(`\$\{?IFS\}?|\$\(\)|\$[@*]|\x60\x60`)
 	// Encoded blobs: base64 (standard or URL-safe) and hex.
-	base64Re = regexp.MustCompile(`[A-Za-z0-9+/_-]{16,}={0,2}`)
-	hexRe    = regexp.MustCompile(`(?:[0-9a-fA-F]{2}){8,}`)
+	base64Re = lazyre.New(`[A-Za-z0-9+/_-]{16,}={0,2}`)
+	hexRe    = lazyre.New(`(?:[0-9a-fA-F]{2}){8,}`)
 )
 
 // normalize returns content as the static rules read it: lines joined,
@@ -54,10 +55,10 @@ func normalize(content string) (view string, decoded []string) {
 }
 
 func normalizeInto(b *strings.Builder, s string, depth int, budget *int, decoded *[]string) {
-	s = continuationRe.ReplaceAllString(s, "")
+	s = continuationRe().ReplaceAllString(s, "")
 	s = unescape(s)
-	s = concatRe.ReplaceAllString(s, "")
-	s = nothingRe.ReplaceAllStringFunc(s, func(m string) string {
+	s = concatRe().ReplaceAllString(s, "")
+	s = nothingRe().ReplaceAllStringFunc(s, func(m string) string {
 		if strings.Contains(m, "IFS") {
 			return " "
 		}
@@ -82,7 +83,7 @@ func normalizeInto(b *strings.Builder, s string, depth int, budget *int, decoded
 // unescape decodes escapes that spell printable characters; others (a
 // \x00, a %d in a format string) stay as they are.
 func unescape(s string) string {
-	s = escapeRe.ReplaceAllStringFunc(s, func(m string) string {
+	s = escapeRe().ReplaceAllStringFunc(s, func(m string) string {
 		var n uint64
 		var err error
 		switch {
@@ -98,16 +99,16 @@ func unescape(s string) string {
 		}
 		return string(rune(n))
 	})
-	s = chrRe.ReplaceAllStringFunc(s, func(m string) string {
-		n, err := strconv.Atoi(chrRe.FindStringSubmatch(m)[1])
+	s = chrRe().ReplaceAllStringFunc(s, func(m string) string {
+		n, err := strconv.Atoi(chrRe().FindStringSubmatch(m)[1])
 		if err != nil || !printableRune(rune(n)) {
 			return m
 		}
 		return "'" + string(rune(n)) + "'"
 	})
-	return charCodeRe.ReplaceAllStringFunc(s, func(m string) string {
+	return charCodeRe().ReplaceAllStringFunc(s, func(m string) string {
 		var out strings.Builder
-		for _, f := range strings.Split(charCodeRe.FindStringSubmatch(m)[1], ",") {
+		for _, f := range strings.Split(charCodeRe().FindStringSubmatch(m)[1], ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil || !printableRune(rune(n)) {
 				return m
@@ -126,12 +127,12 @@ func printableRune(r rune) bool {
 // decodes to readable text, so hashes and long identifiers are skipped.
 func blobs(s string) []string {
 	var out []string
-	for _, m := range base64Re.FindAllString(s, -1) {
+	for _, m := range base64Re().FindAllString(s, -1) {
 		if t, ok := decodeBase64(m); ok {
 			out = append(out, t)
 		}
 	}
-	for _, m := range hexRe.FindAllString(s, -1) {
+	for _, m := range hexRe().FindAllString(s, -1) {
 		if raw, err := hex.DecodeString(m); err == nil {
 			if t, ok := readable(raw); ok {
 				out = append(out, t)

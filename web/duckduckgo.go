@@ -8,9 +8,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/deerflow/deerflow/internal/lazyre"
 )
 
 // DuckDuckGo's addresses: the results page for browsers without
@@ -138,7 +139,7 @@ func (d *duckduckgo) SearchImages(ctx context.Context, query string, max int) ([
 
 // vqdRE finds the token in DuckDuckGo's search page, written as
 // vqd="4-123…", vqd='4-123…' or vqd=4-123…& in its scripts.
-var vqdRE = regexp.MustCompile(`vqd=["']?([0-9]+-[0-9-]+)`)
+var vqdRE = lazyre.New(`vqd=["']?([0-9]+-[0-9-]+)`)
 
 func (d *duckduckgo) vqd(ctx context.Context, query string) (string, error) {
 	q := url.Values{"q": {query}, "iax": {"images"}, "ia": {"images"}}
@@ -151,7 +152,7 @@ func (d *duckduckgo) vqd(ctx context.Context, query string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	m := vqdRE.FindSubmatch(body)
+	m := vqdRE().FindSubmatch(body)
 	if m == nil {
 		return "", errors.New("could not start a DuckDuckGo image search: its page has changed; configure brave or searxng for image_search")
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/url"
-	"regexp"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -14,6 +13,8 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/deerflow/deerflow/internal/lazyre"
 )
 
 // dropTags are elements that never hold a page's readable content.
@@ -246,7 +247,7 @@ func collapseSpace(s string) string {
 }
 
 // metaCharset finds the charset an HTML page declares in its first bytes.
-var metaCharset = regexp.MustCompile(`(?i)<meta[^>]+charset\s*=\s*["']?\s*([a-z0-9_:.\-]+)`)
+var metaCharset = lazyre.New(`(?i)<meta[^>]+charset\s*=\s*["']?\s*([a-z0-9_:.\-]+)`)
 
 // decodeText turns body into UTF-8. The charset comes from the
 // Content-Type header, a byte order mark or (for HTML) a <meta> tag;
@@ -264,7 +265,7 @@ func decodeText(body []byte, headerCharset string, isHTML bool) string {
 	cs := strings.ToLower(strings.TrimSpace(headerCharset))
 	if cs == "" && isHTML {
 		head := body[:min(len(body), 2048)]
-		if m := metaCharset.FindSubmatch(head); m != nil {
+		if m := metaCharset().FindSubmatch(head); m != nil {
 			cs = strings.ToLower(string(m[1]))
 		}
 	}

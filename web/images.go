@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/deerflow/deerflow/internal/lazyre"
 	"github.com/deerflow/deerflow/tools"
 )
 
@@ -161,7 +161,7 @@ func (b *brave) SearchImages(ctx context.Context, query string, max int) ([]Imag
 }
 
 // resolutionRE reads SearXNG's resolution, "1920x1080" or "1920 × 1080".
-var resolutionRE = regexp.MustCompile(`^\s*(\d+)\s*[x×X]\s*(\d+)\s*$`)
+var resolutionRE = lazyre.New(`^\s*(\d+)\s*[x×X]\s*(\d+)\s*$`)
 
 // SearchImages asks the SearXNG instance's images category.
 func (s *searxng) SearchImages(ctx context.Context, query string, max int) ([]Image, error) {
@@ -186,7 +186,7 @@ func (s *searxng) SearchImages(ctx context.Context, query string, max int) ([]Im
 	imgs := make([]Image, 0, len(out.Results))
 	for _, r := range out.Results {
 		im := Image{Title: r.Title, ImageURL: r.ImgSrc, ThumbnailURL: r.ThumbnailSrc, PageURL: r.URL}
-		if m := resolutionRE.FindStringSubmatch(r.Resolution); m != nil {
+		if m := resolutionRE().FindStringSubmatch(r.Resolution); m != nil {
 			im.Width, _ = strconv.Atoi(m[1])
 			im.Height, _ = strconv.Atoi(m[2])
 		}

@@ -5,9 +5,10 @@ import (
 	"html"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/deerflow/deerflow/internal/lazyre"
 )
 
 // Public API addresses of the providers.
@@ -162,10 +163,10 @@ func limit(rs []Result, max int) []Result {
 	return rs
 }
 
-var tagRE = regexp.MustCompile(`<[^<>]*>`)
+var tagRE = lazyre.New(`<[^<>]*>`)
 
 // stripTags removes HTML tags (Brave marks matches with <strong>) and
 // unescapes entities.
 func stripTags(s string) string {
-	return html.UnescapeString(tagRE.ReplaceAllString(s, ""))
+	return html.UnescapeString(tagRE().ReplaceAllString(s, ""))
 }
