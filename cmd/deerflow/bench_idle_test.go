@@ -27,14 +27,33 @@ func BenchmarkServeStartup(b *testing.B) {
 	b.Run("telegram", func(b *testing.B) {
 		serveStartup(b, &fakes{model: fakeopenai.New(b), tg: faketelegram.New(b, "123456:TEST-token")})
 	})
-	b.Run("all", func(b *testing.B) {
-		serveStartup(b, &fakes{
-			model: fakeopenai.New(b),
-			tg:    faketelegram.New(b, "123456:TEST-token"),
-			sl:    fakeslack.New(b),
-			lk:    fakelark.New(b),
-		})
-	})
+	all := func(b *testing.B) *fakes {
+		return &fakes{model: fakeopenai.New(b), tg: faketelegram.New(b, "123456:TEST-token"), sl: fakeslack.New(b), lk: fakelark.New(b)}
+	}
+	b.Run("all", func(b *testing.B) { serveStartup(b, all(b)) })
+	b.Run("all-restart", func(b *testing.B) { serveRestart(b, all(b)) })
+}
+
+// serveRestart is serveStartup in one directory, started once before the
+// clock: each start opens the database the one before left, as a restart
+// or a deploy does. It reports start → connected only.
+func serveRestart(b *testing.B, f *fakes) {
+	serveBinary(b)
+	dir := b.TempDir()
+	before := f.connections()
+	first := runServeBinaryIn(b, f, dir)
+	f.waitConnected(before)
+	stopServeBinary(first)
+	var lat []time.Duration
+	for b.Loop() {
+		before := f.connections()
+		start := time.Now()
+		cmd := runServeBinaryIn(b, f, dir)
+		f.waitConnected(before)
+		lat = append(lat, time.Since(start))
+		stopServeBinary(cmd)
+	}
+	reportPercentiles(b, lat)
 }
 
 // serveStartup starts `deerflow serve` against f once per iteration and

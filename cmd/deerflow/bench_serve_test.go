@@ -123,7 +123,13 @@ func (f *fakes) waitConnected(before []int) {
 // directory and shown if the benchmark fails.
 func runServeBinary(b *testing.B, f *fakes) *exec.Cmd {
 	b.Helper()
-	dir := b.TempDir()
+	return runServeBinaryIn(b, f, b.TempDir())
+}
+
+// runServeBinaryIn is runServeBinary in directory dir, which may hold an
+// earlier run's data (a restart).
+func runServeBinaryIn(b *testing.B, f *fakes, dir string) *exec.Cmd {
+	b.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(f.config()), 0o600); err != nil {
 		b.Fatal(err)
 	}
