@@ -425,21 +425,6 @@ func (p *platform) turns(b *testing.B, convs int, pace time.Duration) {
 	reportPercentilesAs(b, "out-", back)
 }
 
-// cpuTime is the CPU time process pid has used so far, all its threads
-// (schedstat: nanoseconds on a CPU).
-func cpuTime(pid int) time.Duration {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	var sum time.Duration
-	for _, t := range tasks {
-		data, _ := os.ReadFile(t)
-		if f := strings.Fields(string(data)); len(f) > 0 {
-			ns, _ := strconv.ParseInt(f[0], 10, 64)
-			sum += time.Duration(ns)
-		}
-	}
-	return sum
-}
-
 // waitAnswers waits until the answers to messages 0..n-1 have all reached
 // the platform.
 func (p *platform) waitAnswers(b *testing.B, n int, tok func(int) string) {
