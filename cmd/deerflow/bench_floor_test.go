@@ -25,18 +25,7 @@ func BenchmarkEndToEndFloor(b *testing.B) {
 		p := &platform{f: &fakes{model: fakeopenai.New(b)}, stamps: &modelStamps{at: map[string][2]time.Time{}}}
 		url := timedModel(b, p.f.model, p.stamps)
 		tg := faketelegram.New(b, "123456:TEST-token")
-		p.say = func(conv int, text string) {
-			tg.PushMessage(faketelegram.Private(faketelegram.User{ID: 5000 + int64(conv), FirstName: "P" + strconv.Itoa(conv)}, text))
-		}
-		p.sent = func() []sent {
-			var out []sent
-			for _, c := range tg.Calls() {
-				if t := c.Params["text"]; t != "" {
-					out = append(out, sent{c.Time, t})
-				}
-			}
-			return out
-		}
+		p.telegram(tg)
 		bin := filepath.Join(b.TempDir(), "floorbot")
 		if out, err := exec.Command("go", "build", "-o", bin, "../../internal/floorbot").CombinedOutput(); err != nil {
 			b.Fatalf("go build floorbot: %v\n%s", err, out)
@@ -48,7 +37,7 @@ func BenchmarkEndToEndFloor(b *testing.B) {
 		}
 		b.Cleanup(func() { stopServeBinary(cmd) })
 		p.pid = cmd.Process.Pid
-		tg.WaitFor(func() bool { return len(tg.Offsets()) > 0 })
+		p.ready()
 		p.turns(b, 50, 80*time.Millisecond)
 	})
 }

@@ -196,22 +196,8 @@ func newPlatform(b *testing.B, name string, defaultLimits bool) *platform {
 	p.f.modelURL = timedModel(b, p.f.model, p.stamps)
 	switch name {
 	case "telegram":
-		tg := faketelegram.New(b, "123456:TEST-token")
-		p.f.tg = tg
-		p.say = func(conv int, text string) {
-			u := faketelegram.User{ID: 5000 + int64(conv), FirstName: "P" + strconv.Itoa(conv)}
-			tg.PushMessage(faketelegram.Private(u, text))
-		}
-		p.sent = func() []sent {
-			var out []sent
-			for _, c := range tg.Calls() {
-				if t := c.Params["text"]; t != "" {
-					out = append(out, sent{c.Time, t})
-				}
-			}
-			return out
-		}
-		p.ready = func() { tg.WaitFor(func() bool { return len(tg.Offsets()) > 0 }) }
+		p.f.tg = faketelegram.New(b, "123456:TEST-token")
+		p.telegram(p.f.tg)
 	case "slack":
 		sl := fakeslack.New(b)
 		p.f.sl = sl
@@ -280,6 +266,25 @@ func newPlatform(b *testing.B, name string, defaultLimits bool) *platform {
 	p.pid = runServeBinary(b, p.f).Process.Pid
 	p.ready()
 	return p
+}
+
+// telegram makes p drive the fake Telegram tg: each conversation is a
+// private chat with a person of its own.
+func (p *platform) telegram(tg *faketelegram.Server) {
+	p.say = func(conv int, text string) {
+		u := faketelegram.User{ID: 5000 + int64(conv), FirstName: "P" + strconv.Itoa(conv)}
+		tg.PushMessage(faketelegram.Private(u, text))
+	}
+	p.sent = func() []sent {
+		var out []sent
+		for _, c := range tg.Calls() {
+			if t := c.Params["text"]; t != "" {
+				out = append(out, sent{c.Time, t})
+			}
+		}
+		return out
+	}
+	p.ready = func() { tg.WaitFor(func() bool { return len(tg.Offsets()) > 0 }) }
 }
 
 // modelStamps are, per message token, when its model request arrived and
