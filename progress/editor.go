@@ -39,6 +39,10 @@ type editor struct {
 
 	msgID string // under d.mu
 	dirty bool   // under d.mu
+	// sending is set while the loop sends a version, and halted once
+	// halt is called; both under d.mu. The loop sends nothing once
+	// halted, so halt waits for the loop only when a send is under way.
+	sending, halted bool
 }
 
 func (d *Delivery) newEditor(render func() (string, bool), out func(bus.OutKind, string) *bus.Outbound) *editor {
@@ -72,13 +76,23 @@ func (e *editor) ended() bool {
 
 // halt ends the loop without sending anything more, and returns the id of
 // the message, if one was sent.
+//
+// It returns at once unless a version is being sent (that send's id is
+// the message's): the final answer does not wait for the loop to be
+// scheduled only to see that it is stopped.
 func (e *editor) halt() string {
 	select {
 	case <-e.stop:
 	default:
 		close(e.stop)
 	}
-	<-e.done
+	e.d.mu.Lock()
+	e.halted = true
+	sending := e.sending
+	e.d.mu.Unlock()
+	if sending {
+		<-e.done
+	}
 	e.d.mu.Lock()
 	defer e.d.mu.Unlock()
 	return e.msgID
@@ -128,9 +142,14 @@ func (e *editor) loop() {
 			return
 		}
 		d.mu.Lock()
+		if e.halted {
+			d.mu.Unlock()
+			return
+		}
 		text, final := e.render()
 		id, dirty := e.msgID, e.dirty
 		e.dirty = false
+		e.sending = text != "" && dirty
 		d.mu.Unlock()
 		if text == "" {
 			d.mu.Lock()
@@ -147,9 +166,12 @@ func (e *editor) loop() {
 			if e.after != nil {
 				e.after()
 			}
-			return
+			return // done, closed on return, ends halt's wait
 		}
 		e.show(d.ctx, id, text)
+		d.mu.Lock()
+		e.sending = false
+		d.mu.Unlock()
 	}
 }
 
