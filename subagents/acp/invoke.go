@@ -86,6 +86,7 @@ func (inv *invocation) run(ctx context.Context, prompt string) (answer string, r
 	// No SetLogger: in v0.13.0 it races with the connection's reader.
 	defer func() {
 		if err != nil && ctx.Err() == nil {
+			p.stop(time.Second) // reaped: all it wrote to stderr is in the tail
 			if s := p.stderr.String(); s != "" {
 				err = fmt.Errorf("%w (its last output: %s)", err, s)
 			}
