@@ -240,3 +240,56 @@ func TestRuns(t *testing.T) {
 		t.Error("PutRun without an id succeeded")
 	}
 }
+
+// A database an older deerflow wrote indexes ended runs too. Those entries
+// are left where they are: ended runs are still found once each (by
+// reading the runs), the running ones by the index, and deleting a run
+// removes its old entry.
+func TestRunIndexFromAnOlderVersion(t *testing.T) {
+	s := newStore(t)
+	done := &Run{ID: "r1", ThreadID: "t1", Status: RunDone}
+	live := &Run{ID: "r2", ThreadID: "t1", Status: RunRunning}
+	err := s.Update(func(tx *Tx) error {
+		if err := tx.PutRun(done); err != nil {
+			return err
+		}
+		if err := tx.PutRun(live); err != nil {
+			return err
+		}
+		// What the older version also wrote.
+		return tx.tx.Bucket(schema.RunIndex).Put(schema.RunIndexKey(string(RunDone), "r1"), nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(st RunStatus) []string {
+		runs, err := s.RunsWithStatus(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range runs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	if got := ids(RunDone); !slices.Equal(got, []string{"r1"}) {
+		t.Errorf("done = %v", got)
+	}
+	if got := ids(RunRunning); !slices.Equal(got, []string{"r2"}) {
+		t.Errorf("running = %v", got)
+	}
+	if err := s.Update(func(tx *Tx) error { return tx.DeleteRun("r1") }); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	s.View(func(tx *Tx) error {
+		return tx.tx.Bucket(schema.RunIndex).ForEach(func(k, _ []byte) error {
+			left = append(left, strings.ReplaceAll(string(k), "\x00", "/"))
+			return nil
+		})
+	})
+	if want := []string{"running/r2"}; !slices.Equal(left, want) {
+		t.Errorf("index after deleting r1 = %q, want %q", left, want)
+	}
+}
