@@ -258,3 +258,23 @@ func TestRestartText(t *testing.T) {
 		})
 	}
 }
+
+// TestClosedEditorSendsNothingMore: closing a delivery while its preview
+// waits for the first-show delay returns without waiting for the editor
+// (see editor.halt), and the editor sends nothing afterwards, not even
+// when its timer fires.
+func TestClosedEditorSendsNothingMore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &platform{start: time.Now()}
+		ob, _ := newOutbox(t, p)
+		d := New(t.Context(), &bus.Inbound{Channel: "plat", ChatID: "c1", MessageID: "u1"}, Options{Outbox: ob, Logger: quiet()})
+		d.Handle(t.Context(), event.TextDelta{Text: "half an answer"})
+		time.Sleep(300 * time.Millisecond) // the preview would show at 700 ms
+		d.Close()
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if diff := cmp.Diff([]string{"100ms typing"}, p.seen()); diff != "" {
+			t.Errorf("the chat saw (-want +got):\n%s", diff)
+		}
+	})
+}
