@@ -259,10 +259,10 @@ func TestRestartText(t *testing.T) {
 	}
 }
 
-// TestClosedEditorSendsNothingMore: closing a delivery while its preview
-// waits for the first-show delay returns without waiting for the editor
-// (see editor.halt), and the editor sends nothing afterwards, not even
-// when its timer fires.
+// TestClosedEditorSendsNothingMore: once a delivery is closed while its
+// preview waits for the first-show delay, its editor sends nothing, not
+// even when its timer fires (halt no longer waits for the editor's loop
+// to end, so the loop itself must keep to that).
 func TestClosedEditorSendsNothingMore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &platform{start: time.Now()}

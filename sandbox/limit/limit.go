@@ -55,8 +55,8 @@ func New(l Limits) *Enforcer { return &Enforcer{l: l} }
 // Find finds, once, how the limits can be enforced here: a cgroup v2
 // subtree this process may manage, else cgroup v1 (as root), else
 // rlimits. Making and removing a trial cgroup takes about a millisecond,
-// so a service calls it in the background after start; Start and
-// Describe call it too.
+// so it is left to first use: Start (in a service, the background
+// bubblewrap probe's first sandbox) and Describe.
 func (e *Enforcer) Find() { e.found.Do(e.find) }
 
 func (e *Enforcer) find() {
